@@ -1,0 +1,213 @@
+#include "symmoe/core/env.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <sstream>
+
+#include "symmoe/core/error.hpp"
+
+extern char** environ;
+
+namespace symmoe::env {
+namespace {
+
+// NOTE [env registry]: every SYMMOE_* variable the library reads is declared here and only
+// here. Keep the list sorted by name; describe() and `symmoe doctor` print it.
+std::vector<Var> make_registry() {
+  std::vector<Var> vars = {
+      {"SYMMOE_BOOTSTRAP_TIMEOUT_S", Type::kFloat, "120",
+       "Seconds a bootstrap collective (all-gather, barrier, fd exchange, rendezvous) waits for "
+       "every rank before failing with the names of the missing ranks.",
+       {}, 0.001, 86400.0},
+      {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
+       "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
+       "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "
+       "export one, otherwise fd).",
+       {"auto", "fd", "fabric"}},
+      {"SYMMOE_LOG_LEVEL", Type::kChoice, "warn", "Least severe log level printed to stderr.",
+       {"error", "warn", "info", "debug"}},
+      {"SYMMOE_NCCL_LIBRARY", Type::kString, "",
+       "Path of libnccl.so.2 to load; empty searches the dynamic loader path."},
+      {"SYMMOE_SKIP_PEER_CHECK", Type::kBool, "0",
+       "Skip the pre-launch validation that every peer's symmetric buffer is mapped and "
+       "addressable from this device."},
+  };
+  std::sort(vars.begin(), vars.end(), [](const Var& a, const Var& b) { return a.name < b.name; });
+  return vars;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+void require_type(const Var& var, std::initializer_list<Type> types) {
+  for (Type t : types) {
+    if (var.type == t) return;
+  }
+  SYMMOE_FAIL(var.name, " is registered as ", type_name(var.type),
+              " and cannot be read with this accessor");
+}
+
+std::string value_or_default(const Var& var) {
+  auto value = raw(var.name);
+  return value ? *value : var.default_value;
+}
+
+}  // namespace
+
+const char* type_name(Type type) {
+  switch (type) {
+    case Type::kBool: return "bool";
+    case Type::kInt: return "int";
+    case Type::kFloat: return "float";
+    case Type::kString: return "string";
+    case Type::kChoice: return "choice";
+  }
+  return "?";
+}
+
+const std::vector<Var>& registry() {
+  static const std::vector<Var> vars = make_registry();
+  return vars;
+}
+
+const Var& lookup(std::string_view name) {
+  for (const Var& var : registry()) {
+    if (var.name == name) return var;
+  }
+  SYMMOE_FAIL("environment variable ", name,
+              " is not in the SYMMOE_* registry; every variable must be declared in "
+              "src/core/env.cpp");
+}
+
+std::optional<std::string> raw(std::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+bool parse_bool(const Var& var, const std::string& value) {
+  const std::string v = lower(trim(value));
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  SYMMOE_FAIL(var.name, "='", value,
+              "' is not a valid bool (expected one of 1/0, true/false, yes/no, on/off)");
+}
+
+int64_t parse_int(const Var& var, const std::string& value) {
+  const std::string v = trim(value);
+  errno = 0;
+  char* end = nullptr;
+  const long long parsed = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE) {
+    SYMMOE_FAIL(var.name, "='", value, "' is not a valid integer");
+  }
+  if (static_cast<double>(parsed) < var.min_value || static_cast<double>(parsed) > var.max_value) {
+    SYMMOE_FAIL(var.name, "=", parsed, " is out of range: it must lie in [", var.min_value, ", ",
+                var.max_value, "]");
+  }
+  return parsed;
+}
+
+double parse_float(const Var& var, const std::string& value) {
+  const std::string v = trim(value);
+  errno = 0;
+  char* end = nullptr;
+  const double parsed = std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(parsed)) {
+    SYMMOE_FAIL(var.name, "='", value, "' is not a valid finite number");
+  }
+  if (parsed < var.min_value || parsed > var.max_value) {
+    SYMMOE_FAIL(var.name, "=", parsed, " is out of range: it must lie in [", var.min_value, ", ",
+                var.max_value, "]");
+  }
+  return parsed;
+}
+
+std::string parse_choice(const Var& var, const std::string& value) {
+  const std::string v = lower(trim(value));
+  for (const auto& choice : var.choices) {
+    if (choice == v) return choice;
+  }
+  std::string allowed;
+  for (const auto& choice : var.choices) allowed += (allowed.empty() ? "" : ", ") + choice;
+  SYMMOE_FAIL(var.name, "='", value, "' is not one of: ", allowed);
+}
+
+bool get_bool(std::string_view name) {
+  const Var& var = lookup(name);
+  require_type(var, {Type::kBool});
+  return parse_bool(var, value_or_default(var));
+}
+
+int64_t get_int(std::string_view name) {
+  const Var& var = lookup(name);
+  require_type(var, {Type::kInt});
+  return parse_int(var, value_or_default(var));
+}
+
+double get_float(std::string_view name) {
+  const Var& var = lookup(name);
+  require_type(var, {Type::kFloat});
+  return parse_float(var, value_or_default(var));
+}
+
+std::string get_string(std::string_view name) {
+  const Var& var = lookup(name);
+  require_type(var, {Type::kString, Type::kChoice});
+  const std::string value = value_or_default(var);
+  return var.type == Type::kChoice ? parse_choice(var, value) : value;
+}
+
+std::vector<std::string> unknown_in_environment() {
+  std::vector<std::string> unknown;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view kv(*entry);
+    if (kv.rfind("SYMMOE_", 0) != 0) continue;
+    std::string_view name = kv.substr(0, kv.find('='));
+    const bool known = std::any_of(registry().begin(), registry().end(),
+                                   [&](const Var& v) { return v.name == name; });
+    if (!known) unknown.emplace_back(name);
+  }
+  std::sort(unknown.begin(), unknown.end());
+  return unknown;
+}
+
+std::string describe() {
+  std::ostringstream os;
+  os << std::left << std::setw(30) << "variable" << std::setw(8) << "type" << std::setw(10)
+     << "default" << std::setw(12) << "value" << "description\n";
+  for (const Var& var : registry()) {
+    std::string type = type_name(var.type);
+    if (var.type == Type::kChoice) {
+      type = "";
+      for (const auto& c : var.choices) type += (type.empty() ? "" : "|") + c;
+    }
+    auto value = raw(var.name);
+    os << std::setw(30) << var.name << std::setw(8)
+       << (var.type == Type::kChoice ? "choice" : type_name(var.type)) << std::setw(10)
+       << (var.default_value.empty() ? "\"\"" : var.default_value) << std::setw(12)
+       << (value ? *value : "-") << var.description;
+    if (var.type == Type::kChoice) os << " [" << type << "]";
+    os << "\n";
+  }
+  for (const auto& name : unknown_in_environment()) {
+    os << "warning: " << name << " is set but is not a symmoe variable (typo?)\n";
+  }
+  return os.str();
+}
+
+}  // namespace symmoe::env

@@ -1,0 +1,31 @@
+// Minimal command-line parsing for the symmoe tool: --flag, --key value, --key=value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace symmoe::cli {
+
+class Args {
+ public:
+  // `flags` take no value; `options` take one. Unknown arguments are errors.
+  Args(const std::vector<std::string>& argv, const std::vector<std::string>& flags,
+       const std::vector<std::string>& options);
+
+  bool flag(const std::string& name) const;
+  std::optional<std::string> get(const std::string& name) const;
+  int64_t get_int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
+  // Sizes accept K/M/G suffixes (powers of 1024).
+  uint64_t get_size(const std::string& name, uint64_t fallback) const;
+  std::vector<int> get_int_list(const std::string& name) const;  // "0,1,2"
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+uint64_t parse_size(const std::string& option, const std::string& text);
+
+}  // namespace symmoe::cli

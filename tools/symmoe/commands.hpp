@@ -1,0 +1,12 @@
+// The symmoe tool's subcommands; each returns the process exit status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace symmoe::cli {
+
+int run_doctor(const std::vector<std::string>& args);
+int run_bench_peer_check(const std::vector<std::string>& args);
+
+}  // namespace symmoe::cli

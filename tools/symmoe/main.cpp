@@ -1,0 +1,53 @@
+// symmoe command-line tool.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "symmoe/core/env.hpp"
+#include "symmoe/core/error.hpp"
+#include "symmoe/version.hpp"
+
+namespace {
+
+constexpr const char* kHelp =
+    "symmoe %s: expert-parallel MoE on NVLink symmetric memory\n"
+    "usage: symmoe <command> [options]   (symmoe <command> --help for its options)\n"
+    "commands:\n"
+    "  doctor             devices, P2P, handle types, NCCL, environment, multi-rank smoke test\n"
+    "  bench peer-check   cost of the pre-launch peer validation, first call and cached\n"
+    "  env                the SYMMOE_* environment registry\n"
+    "  version            print the version\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::printf(kHelp, symmoe::kVersion);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (command == "version" || command == "--version") {
+      std::printf("symmoe %s\n", symmoe::kVersion);
+      return 0;
+    }
+    if (command == "env") {
+      std::fputs(symmoe::env::describe().c_str(), stdout);
+      return 0;
+    }
+    if (command == "doctor") return symmoe::cli::run_doctor(rest);
+    if (command == "bench" && !rest.empty() && rest[0] == "peer-check") {
+      return symmoe::cli::run_bench_peer_check({rest.begin() + 1, rest.end()});
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "symmoe %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "symmoe: unknown command '%s'\n", command.c_str());
+  std::fprintf(stderr, kHelp, symmoe::kVersion);
+  return 2;
+}
