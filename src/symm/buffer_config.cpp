@@ -94,4 +94,9 @@ void check_config_agreement(std::span<const BufferConfig> all, int my_rank) {
   }
 }
 
+void agree_on_config(comm::Group& group, const BufferConfig& mine) {
+  const auto all = group.all_gather_value(mine);
+  check_config_agreement(all, group.rank());
+}
+
 }  // namespace symmoe::symm

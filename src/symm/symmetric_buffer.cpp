@@ -67,8 +67,7 @@ std::unique_ptr<SymmetricBuffer> SymmetricBuffer::create(comm::Group& group,
       rank, n, options.bytes_per_rank, options.layout_name,
       layout_digest(options.layout_name, options.layout_params),
       static_cast<int>(options.handle_type));
-  const auto configs = group.all_gather_value(mine);
-  check_config_agreement(configs, rank);
+  agree_on_config(group, mine);
 
   std::unique_ptr<SymmetricBuffer> buf(new SymmetricBuffer());
   buf->rank_ = rank;

@@ -6,6 +6,8 @@
 #include <span>
 #include <string_view>
 
+#include "symmoe/comm/group.hpp"
+
 namespace symmoe::symm {
 
 struct BufferConfig {
@@ -31,5 +33,8 @@ BufferConfig make_buffer_config(int rank, int num_ranks, uint64_t bytes_per_rank
 // Throws a symmoe::Error if any record differs from this rank's in any field but `rank`; the
 // message shows both records and names both ranks.
 void check_config_agreement(std::span<const BufferConfig> all, int my_rank);
+
+// Collective: all-gathers `mine` and checks agreement (the same error on every rank).
+void agree_on_config(comm::Group& group, const BufferConfig& mine);
 
 }  // namespace symmoe::symm
