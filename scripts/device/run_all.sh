@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The accelerator-machine job, in one call: build, GPU + CPU tests, doctor, benchmarks.
+# Logs and JSON land in $OUT (at most 8 files come back). Usage: scripts/device/run_all.sh
+# [--quick]  (--quick skips the benchmarks).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/symmoe-device-out}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Multicast stays off on shared machines.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+nccl=$(ls /opt/torch/.venv/lib/python3.*/site-packages/nvidia/nccl/lib/libnccl.so.2 2>/dev/null | head -1)
+[ -n "$nccl" ] && export SYMMOE_NCCL_LIBRARY=$nccl
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+status=0
+step() { echo; echo "### $*"; }
+
+{
+  step "machine"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  nvcc --version | tail -1
+  cmake --version | head -1
+  git log -1 --format='commit %H %s' 2>/dev/null || echo "commit: (no git)"
+  echo "SYMMOE_NCCL_LIBRARY=${SYMMOE_NCCL_LIBRARY:-}"
+} 2>&1 | tee "$OUT/machine.txt"
+
+step "build"
+if ! { cmake --preset release -DCMAKE_CUDA_ARCHITECTURES=90a && cmake --build --preset release -j 16; } \
+    >"$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"
+  echo "BUILD FAILED"
+  exit 1
+fi
+grep -E "warning|MPI group" "$OUT/build.log" | head -20
+bin=build/release/tools/symmoe
+
+step "tests (ctest, GPU + CPU)"
+ctest --preset release -j 4 2>&1 | tee "$OUT/ctest.log" | grep -E "Passed|Failed|Skipped|tests passed|Timeout|\*\*\*" | tail -80
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+# The GPU tests print what they measured: keep their stdout.
+for t in test_symm_gpu test_symm_multiprocess_gpu; do
+  build/release/tests/$t 2>&1 | grep -E "auto resolved|free device memory|rank [0-9]:" >>"$OUT/ctest.log"
+done
+
+step "doctor (8 virtual ranks + 8 processes on one GPU)"
+"$bin" doctor --ranks 8 --processes --json "$OUT/doctor.json" >"$OUT/doctor.log" 2>&1
+rc=$?
+cat "$OUT/doctor.log"
+[ $rc = 0 ] || status=1
+
+if [ $quick = 0 ]; then
+  step "bench peer-check"
+  "$bin" bench peer-check --ranks 2,8,72 --json "$OUT/bench_peer_check.json" 2>&1 | tee "$OUT/bench.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+
+step "summary"
+grep -E "tests passed|tests failed" "$OUT/ctest.log"
+grep -A2 "== verdict" "$OUT/doctor.log"
+echo "run_all status: $status"
+exit $status

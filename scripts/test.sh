@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Builds (if needed) and runs the whole test suite. GPU tests skip where no GPU exists.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+[ -f build/release/build.ninja ] || cmake --preset release
+cmake --build --preset release
+ctest --preset release -j "$(nproc)" "$@"
