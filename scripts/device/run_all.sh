@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The accelerator-machine job, in one call: build, GPU + CPU tests, doctor, benchmarks.
 # Logs and JSON land in $OUT (at most 8 files come back). Usage: scripts/device/run_all.sh
-# [--quick]  (--quick skips the benchmarks).
+# [--quick]  (--quick skips the benchmarks). The copy there has no .git: run it as
+#   SYMMOE_BUILD_COMMIT=<hash> scripts/device/run_all.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/symmoe-device-out}
@@ -23,7 +24,7 @@ step() { echo; echo "### $*"; }
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
   nvcc --version | tail -1
   cmake --version | head -1
-  git log -1 --format='commit %H %s' 2>/dev/null || echo "commit: (no git)"
+  echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown (pass SYMMOE_BUILD_COMMIT=<hash>)}"
   echo "SYMMOE_NCCL_LIBRARY=${SYMMOE_NCCL_LIBRARY:-}"
 } 2>&1 | tee "$OUT/machine.txt"
 

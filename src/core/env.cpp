@@ -23,6 +23,9 @@ std::vector<Var> make_registry() {
        "Seconds a bootstrap collective (all-gather, barrier, fd exchange, rendezvous) waits for "
        "every rank before failing with the names of the missing ranks.",
        {}, 0.001, 86400.0},
+      {"SYMMOE_BUILD_COMMIT", Type::kString, "",
+       "Commit recorded in result files (JSON) in place of the one baked in at configure time; "
+       "for builds from a tree without git metadata."},
       {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
        "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
        "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "

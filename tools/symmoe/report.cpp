@@ -4,6 +4,10 @@
 #include <iomanip>
 #include <sstream>
 
+#include <unistd.h>
+
+#include "symmoe/core/device_info.hpp"
+#include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/version.hpp"
 
@@ -24,6 +28,20 @@ std::string json_escape(const std::string& s) {
     }
   }
   return os.str();
+}
+
+Report::Report(std::string command) : command_(std::move(command)) {
+  commit_ = env::get_string("SYMMOE_BUILD_COMMIT");
+  if (commit_.empty()) commit_ = SYMMOE_GIT_COMMIT;
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  machine_ = host;
+  if (probe_cuda().device_count > 0) {
+    const DeviceInfo d = query_device(0);
+    machine_ += detail::concat(", ", d.name, " (", d.arch, ", ", d.num_sms, " SMs)");
+  } else {
+    machine_ += ", no GPU";
+  }
 }
 
 void Report::section(const std::string& title) {
@@ -74,7 +92,8 @@ bool Report::all_ok() const {
 std::string Report::to_json() const {
   std::ostringstream os;
   os << "{\n  \"tool\": \"symmoe\",\n  \"version\": \"" << kVersion << "\",\n  \"command\": \""
-     << json_escape(command_) << "\",\n  \"verdict\": \"" << (all_ok() ? "pass" : "fail")
+     << json_escape(command_) << "\",\n  \"commit\": \"" << json_escape(commit_)
+     << "\",\n  \"machine\": \"" << json_escape(machine_) << "\",\n  \"verdict\": \"" << (all_ok() ? "pass" : "fail")
      << "\",\n  \"facts\": [";
   for (size_t i = 0; i < facts_.size(); ++i) {
     const Fact& f = facts_[i];

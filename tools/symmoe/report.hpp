@@ -10,7 +10,7 @@ namespace symmoe::cli {
 
 class Report {
  public:
-  explicit Report(std::string command) : command_(std::move(command)) {}
+  explicit Report(std::string command);
 
   void section(const std::string& title);
   void line(const std::string& text);
@@ -38,6 +38,8 @@ class Report {
     std::string section, name, status, detail;
   };
   std::string command_;
+  std::string commit_;   // SYMMOE_GIT_COMMIT baked in at configure time, or the env override
+  std::string machine_;  // host name and, where present, GPU 0
   std::string section_ = "general";
   std::vector<Fact> facts_;
   std::vector<Check> checks_;
