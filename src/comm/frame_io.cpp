@@ -1,6 +1,9 @@
 #include "frame_io.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "symmoe/core/error.hpp"
 
@@ -22,11 +25,14 @@ struct Header {
 }  // namespace
 
 bool write_frame(int fd, const Frame& frame, Clock::time_point deadline, std::string* why) {
+  // One buffer, one send: a reader never sees a header without its payload for long.
   const Header h{kFrameMagic, frame.type, frame.seq, frame.payload.size()};
-  IoStatus st = write_exact(fd, &h, sizeof(h), deadline, why);
-  if (st == IoStatus::kOk && !frame.payload.empty()) {
-    st = write_exact(fd, frame.payload.data(), frame.payload.size(), deadline, why);
+  std::vector<unsigned char> wire(sizeof(h) + frame.payload.size());
+  std::memcpy(wire.data(), &h, sizeof(h));
+  if (!frame.payload.empty()) {
+    std::memcpy(wire.data() + sizeof(h), frame.payload.data(), frame.payload.size());
   }
+  const IoStatus st = write_exact(fd, wire.data(), wire.size(), deadline, why);
   if (st != IoStatus::kOk && why != nullptr && why->empty()) *why = io_status_name(st);
   return st == IoStatus::kOk;
 }
@@ -43,7 +49,11 @@ IoStatus read_frame(int fd, Frame* frame, Clock::time_point deadline, std::strin
   frame->type = h.type;
   frame->seq = h.seq;
   frame->payload.resize(h.bytes);
-  if (h.bytes > 0) st = read_exact(fd, frame->payload.data(), h.bytes, deadline, why);
+  // A frame that has begun is read to its end (the deadline may be "now" for a poll), so that
+  // the stream never resumes mid-frame.
+  const auto body_deadline = std::max(deadline, Clock::now() + std::chrono::seconds(10));
+  if (h.bytes > 0) st = read_exact(fd, frame->payload.data(), h.bytes, body_deadline, why);
+  if (st == IoStatus::kTimeout) st = IoStatus::kError;  // the stream is out of step now
   return st;
 }
 

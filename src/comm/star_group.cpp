@@ -120,11 +120,19 @@ void StarGroup::gather_at_leaf(uint64_t seq, const char* name, const void* send,
   const auto* in = static_cast<const unsigned char*>(send);
   Frame mine{Frame::kData, seq, std::vector<unsigned char>(in, in + bytes)};
   std::string why;
-  if (!link_->send(0, mine, deadline, &why)) {
-    broken_ = concat(where, ": cannot reach rank 0: ", why);
-    SYMMOE_FAIL(broken_);
+  // Rank 0 may already have given up on this collective (its verdict is waiting to be read) and
+  // closed the connection: then the verdict, not the broken pipe, is the error to report.
+  Received got = link_->recv_any({0}, io::Clock::now());
+  const bool early = got.kind == Received::kFrame;
+  if (!early && !link_->send(0, mine, deadline, &why)) {
+    got = link_->recv_any({0}, io::deadline_after(kLeafGraceSeconds));
+    if (got.kind != Received::kFrame || got.frame.type != Frame::kAbort) {
+      broken_ = concat(where, ": cannot reach rank 0: ", why);
+      SYMMOE_FAIL(broken_);
+    }
+  } else if (!early) {
+    got = link_->recv_any({0}, deadline);
   }
-  Received got = link_->recv_any({0}, deadline);
   if (got.kind == Received::kTimeout) {
     broken_ = concat(where, ": rank 0 did not answer within ", timeout().count() + kLeafGraceSeconds,
                      " s (bound: SYMMOE_BOOTSTRAP_TIMEOUT_S + 1 s grace)");

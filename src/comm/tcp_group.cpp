@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -77,8 +78,11 @@ class TcpLink final : public StarLink {
       return out;
     }
     out.from = from[static_cast<size_t>(idx)];
-    const io::IoStatus st = io::read_frame(fds[static_cast<size_t>(idx)], &out.frame, deadline,
-                                           &out.why);
+    // Readable means a frame has started (or the peer closed): give its header a moment even
+    // when the caller only polls.
+    const auto frame_deadline = std::max(deadline, io::Clock::now() + std::chrono::seconds(10));
+    const io::IoStatus st = io::read_frame(fds[static_cast<size_t>(idx)], &out.frame,
+                                           frame_deadline, &out.why);
     if (st == io::IoStatus::kOk) {
       out.kind = Received::kFrame;
     } else if (st == io::IoStatus::kTimeout) {

@@ -35,9 +35,21 @@ std::vector<Var> make_registry() {
        {"error", "warn", "info", "debug"}},
       {"SYMMOE_NCCL_LIBRARY", Type::kString, "",
        "Path of libnccl.so.2 to load; empty searches the dynamic loader path."},
+      {"SYMMOE_NUM_SMS", Type::kInt, "0",
+       "SMs a launch with a grid-wide barrier may use before the reserve is taken off; 0 means "
+       "every SM of the device.",
+       {}, 0, 4096},
+      {"SYMMOE_RESERVED_SMS", Type::kInt, "-1",
+       "SMs left free for other streams by launches with grid-wide barriers; -1 takes the "
+       "architecture's default (2 on SM90 and SM100+).",
+       {}, -1, 4096},
       {"SYMMOE_SKIP_PEER_CHECK", Type::kBool, "0",
        "Skip the pre-launch validation that every peer's symmetric buffer is mapped and "
        "addressable from this device."},
+      {"SYMMOE_WAIT_TIMEOUT_S", Type::kFloat, "30",
+       "Seconds any device-side wait (cross-rank barrier, grid sync, signal) spins before the "
+       "kernel reports a timeout naming the rank and peer it waited for.",
+       {}, 0.001, 86400.0},
   };
   std::sort(vars.begin(), vars.end(), [](const Var& a, const Var& b) { return a.name < b.name; });
   return vars;

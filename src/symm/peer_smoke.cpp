@@ -1,6 +1,7 @@
 #include <cuda_runtime_api.h>
 
 #include "symmoe/comm/agreement.hpp"
+#include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/device/smoke_pattern.cuh"
 #include "symmoe/symm/peer_smoke.hpp"
@@ -36,21 +37,15 @@ namespace {
 
 // Owns the stream, events and result block of one rank's smoke run.
 struct SmokeResources {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, mid = nullptr, stop = nullptr, read_start = nullptr;
+  Stream stream;
+  Event start, mid, stop, read_start;
   device::SmokeCheck* result = nullptr;
   SmokeResources() {
-    SYMMOE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    for (cudaEvent_t* e : {&start, &mid, &stop, &read_start}) SYMMOE_CUDA_CHECK(cudaEventCreate(e));
     SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&result), 2 * sizeof(device::SmokeCheck)));
   }
   ~SmokeResources() {
-    if (stream) cudaStreamSynchronize(stream);
-    for (cudaEvent_t e : {start, mid, stop, read_start}) {
-      if (e) cudaEventDestroy(e);
-    }
+    cudaStreamSynchronize(stream);
     if (result) cudaFree(result);
-    if (stream) cudaStreamDestroy(stream);
   }
 };
 
@@ -80,9 +75,9 @@ SmokeReport run_peer_smoke(comm::Group& group, const SymmetricBuffer& buffer,
   comm::require_all_ok(group, local, "peer smoke test: poisoning");  // all poisoned before writes
 
   try {
-    SYMMOE_CUDA_CHECK(cudaEventRecord(res.start, res.stream));
+    res.start.record(res.stream);
     launch_smoke_write(table, dev, wps, res.stream);
-    SYMMOE_CUDA_CHECK(cudaEventRecord(res.mid, res.stream));
+    res.mid.record(res.stream);
     SYMMOE_CUDA_CHECK(cudaStreamSynchronize(res.stream));
   } catch (const std::exception& e) {
     local = e.what();
@@ -92,17 +87,14 @@ SmokeReport run_peer_smoke(comm::Group& group, const SymmetricBuffer& buffer,
   device::SmokeCheck checks[2];
   try {
     launch_smoke_verify(table, dev, wps, false, res.result, res.stream);
-    SYMMOE_CUDA_CHECK(cudaEventRecord(res.read_start, res.stream));
+    res.read_start.record(res.stream);
     launch_smoke_verify(table, dev, wps, true, res.result + 1, res.stream);
-    SYMMOE_CUDA_CHECK(cudaEventRecord(res.stop, res.stream));
+    res.stop.record(res.stream);
     SYMMOE_CUDA_CHECK(cudaMemcpyAsync(checks, res.result, sizeof(checks), cudaMemcpyDeviceToHost,
                                       res.stream));
     SYMMOE_CUDA_CHECK(cudaStreamSynchronize(res.stream));
-    float ms = 0;
-    SYMMOE_CUDA_CHECK(cudaEventElapsedTime(&ms, res.start, res.mid));
-    report.write_ms = ms;
-    SYMMOE_CUDA_CHECK(cudaEventElapsedTime(&ms, res.read_start, res.stop));
-    report.remote_read_ms = ms;
+    report.write_ms = res.mid.since(res.start);
+    report.remote_read_ms = res.stop.since(res.read_start);
   } catch (const std::exception& e) {
     local = e.what();
   }

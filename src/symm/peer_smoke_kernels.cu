@@ -5,6 +5,7 @@
 #include "symmoe/device/smoke_pattern.cuh"
 #include "symmoe/symm/peer_smoke.hpp"
 #include "symmoe/symm/peer_validation.hpp"
+#include "../runtime/kernel_lists.hpp"
 
 namespace symmoe::symm {
 namespace {
@@ -124,3 +125,16 @@ void launch_smoke_verify(const device::PeerTable& table, int device, uint64_t wo
 }
 
 }  // namespace symmoe::symm
+
+namespace symmoe::runtime {
+
+void append_smoke_kernels(std::vector<KernelEntry>& out) {
+  out.push_back({"smoke_poison_kernel", reinterpret_cast<const void*>(&symm::smoke_poison_kernel)});
+  out.push_back({"smoke_write_kernel", reinterpret_cast<const void*>(&symm::smoke_write_kernel)});
+  out.push_back({"smoke_verify_kernel<false>",
+                 reinterpret_cast<const void*>(&symm::smoke_verify_kernel<false>)});
+  out.push_back({"smoke_verify_kernel<true>",
+                 reinterpret_cast<const void*>(&symm::smoke_verify_kernel<true>)});
+}
+
+}  // namespace symmoe::runtime

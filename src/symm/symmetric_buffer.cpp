@@ -8,6 +8,7 @@
 
 #include "symmoe/comm/agreement.hpp"
 #include "symmoe/core/cuda_driver.hpp"
+#include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/core/device_info.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/core/log.hpp"
@@ -200,13 +201,10 @@ std::unique_ptr<SymmetricBuffer> SymmetricBuffer::create(comm::Group& group,
                     " ranks' allocations (every pair of devices needs peer access: NVLink/P2P)");
     // Zeroed before any rank returns (the final agreement below orders it), so peers may
     // write into this buffer as soon as create() returns on their side.
-    cudaStream_t stream = nullptr;
-    SYMMOE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const cudaError_t set = cudaMemsetAsync(buf->local(), 0, buf->stride_, stream);
-    const cudaError_t done = cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-    SYMMOE_CUDA_CHECK(set, "zeroing ", buf->stride_, " bytes");
-    SYMMOE_CUDA_CHECK(done);
+    Stream stream;
+    SYMMOE_CUDA_CHECK(cudaMemsetAsync(buf->local(), 0, buf->stride_, stream), "zeroing ",
+                      buf->stride_, " bytes");
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
   });
   comm::require_all_ok(group, local, "symmetric buffer: mapping peer allocations");
 

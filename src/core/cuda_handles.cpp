@@ -1,0 +1,30 @@
+#include "symmoe/core/cuda_handles.hpp"
+
+#include "symmoe/core/error.hpp"
+
+namespace symmoe {
+
+Stream::Stream() { SYMMOE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+
+Stream::~Stream() {
+  if (stream_ != nullptr) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+Event::Event() { SYMMOE_CUDA_CHECK(cudaEventCreate(&event_)); }
+
+Event::~Event() {
+  if (event_ != nullptr) cudaEventDestroy(event_);
+}
+
+void Event::record(cudaStream_t stream) { SYMMOE_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+
+float Event::since(const Event& from) const {
+  float ms = 0;
+  SYMMOE_CUDA_CHECK(cudaEventElapsedTime(&ms, from.event_, event_));
+  return ms;
+}
+
+}  // namespace symmoe

@@ -1,0 +1,13 @@
+// Each CUDA translation unit of the library lists its kernels here (private).
+#pragma once
+
+#include <vector>
+
+#include "symmoe/runtime/kernel_registry.hpp"
+
+namespace symmoe::runtime {
+
+void append_smoke_kernels(std::vector<KernelEntry>& out);    // symm/peer_smoke_kernels.cu
+void append_barrier_kernels(std::vector<KernelEntry>& out);  // runtime/barrier_kernels.cu
+
+}  // namespace symmoe::runtime

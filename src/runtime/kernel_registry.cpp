@@ -1,0 +1,43 @@
+#include "symmoe/runtime/kernel_registry.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#include <set>
+
+#include "kernel_lists.hpp"
+#include "symmoe/core/error.hpp"
+
+namespace symmoe::runtime {
+
+std::vector<KernelEntry> all_kernels() {
+  std::vector<KernelEntry> out;
+  append_smoke_kernels(out);
+  append_barrier_kernels(out);
+  return out;
+}
+
+int load_all_kernels(int device) {
+  static std::mutex mutex;
+  static std::set<int> loaded;
+  const auto kernels = all_kernels();
+  std::lock_guard lock(mutex);
+  if (loaded.count(device) != 0) return static_cast<int>(kernels.size());
+  int previous = -1;
+  SYMMOE_CUDA_CHECK(cudaGetDevice(&previous));
+  SYMMOE_CUDA_CHECK(cudaSetDevice(device), "device ", device);
+  for (const KernelEntry& k : kernels) {
+    cudaFuncAttributes attr{};
+    const cudaError_t rc = cudaFuncGetAttributes(&attr, k.function);
+    if (rc != cudaSuccess) {
+      cudaSetDevice(previous);
+      SYMMOE_CUDA_CHECK(rc, "loading kernel ", k.name, " on device ", device,
+                        " (is the binary built for this GPU's architecture?)");
+    }
+  }
+  SYMMOE_CUDA_CHECK(cudaSetDevice(previous));
+  loaded.insert(device);
+  return static_cast<int>(kernels.size());
+}
+
+}  // namespace symmoe::runtime
