@@ -8,5 +8,7 @@ namespace symmoe::cli {
 
 int run_doctor(const std::vector<std::string>& args);
 int run_bench_peer_check(const std::vector<std::string>& args);
+int run_bench_barrier(const std::vector<std::string>& args);
+int run_bench_residency(const std::vector<std::string>& args);
 
 }  // namespace symmoe::cli

@@ -13,6 +13,8 @@
 #include "symmoe/core/error.hpp"
 #include "symmoe/core/nccl_loader.hpp"
 #include "symmoe/device/peer_table.cuh"
+#include "symmoe/runtime/device_runtime.hpp"
+#include "symmoe/runtime/sm_budget.hpp"
 #include "symmoe/symm/handle_type.hpp"
 #include "symmoe/version.hpp"
 
@@ -73,6 +75,25 @@ void report_devices(Report& report, int count) {
   report.fact("auto resolves to", hs.fabric_ok ? "fabric (if every rank can)" : "fd");
   report.check("a shareable handle type works", hs.fd_ok || hs.fabric_ok,
                hs.fd_ok ? "fd" : (hs.fabric_ok ? "fabric" : "neither fd nor fabric"));
+
+  report.section("kernels and SM budget (device 0)");
+  try {
+    const runtime::DeviceRuntime rt(0);
+    report.check("every kernel loads eagerly", true,
+                 concat(rt.num_kernels_loaded(), " kernels loaded before any spin-wait protocol"));
+  } catch (const Error& e) {
+    report.check("every kernel loads eagerly", false, e.what());
+  }
+  const DeviceInfo d0 = query_device(0);
+  const runtime::SmBudget budget = runtime::current_sm_budget();
+  try {
+    const runtime::SmPlan plan = runtime::plan_sms(d0.num_sms, d0.cc_major, budget);
+    report.fact("grid-barrier launches", concat(plan.usable, " of ", plan.device_sms, " SMs (",
+                                               plan.reserved, " reserved for other streams",
+                                               plan.even ? ", even" : "", ")"));
+  } catch (const Error& e) {
+    report.check("SM budget", false, e.what());
+  }
 }
 
 }  // namespace

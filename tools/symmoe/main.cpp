@@ -17,6 +17,8 @@ constexpr const char* kHelp =
     "commands:\n"
     "  doctor             devices, P2P, handle types, NCCL, environment, multi-rank smoke test\n"
     "  bench peer-check   cost of the pre-launch peer validation, first call and cached\n"
+    "  bench barrier      cross-rank barrier / grid_sync latency vs a host-synchronized step\n"
+    "  bench residency    grid-barrier launch while another stream holds SMs, with and without a reserve\n"
     "  env                the SYMMOE_* environment registry\n"
     "  version            print the version\n";
 
@@ -40,8 +42,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "doctor") return symmoe::cli::run_doctor(rest);
-    if (command == "bench" && !rest.empty() && rest[0] == "peer-check") {
-      return symmoe::cli::run_bench_peer_check({rest.begin() + 1, rest.end()});
+    if (command == "bench" && !rest.empty()) {
+      const std::vector<std::string> bench_args(rest.begin() + 1, rest.end());
+      if (rest[0] == "peer-check") return symmoe::cli::run_bench_peer_check(bench_args);
+      if (rest[0] == "barrier") return symmoe::cli::run_bench_barrier(bench_args);
+      if (rest[0] == "residency") return symmoe::cli::run_bench_residency(bench_args);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "symmoe %s: %s\n", command.c_str(), e.what());
