@@ -5,21 +5,13 @@
 
 #include "support/env_guard.hpp"
 #include "symmoe/core/env.hpp"
+#include "support/error_text.hpp"
 #include "symmoe/core/error.hpp"
 
 namespace symmoe {
 namespace {
 
 using test::EnvGuard;
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 TEST(Env, RegistryIsSortedAndTyped) {
   const auto& vars = env::registry();
@@ -53,7 +45,7 @@ TEST(Env, BoolSpellings) {
 
 TEST(Env, BadBoolIsAnErrorNamingVariableAndValue) {
   EnvGuard g("SYMMOE_SKIP_PEER_CHECK", "maybe");
-  const std::string m = error_of([] { env::get_bool("SYMMOE_SKIP_PEER_CHECK"); });
+  const std::string m = test::error_text([] { env::get_bool("SYMMOE_SKIP_PEER_CHECK"); });
   EXPECT_NE(m.find("SYMMOE_SKIP_PEER_CHECK='maybe' is not a valid bool"), std::string::npos) << m;
 }
 
@@ -64,13 +56,13 @@ TEST(Env, FloatParsingAndRange) {
   }
   {
     EnvGuard g("SYMMOE_BOOTSTRAP_TIMEOUT_S", "ten");
-    const std::string m = error_of([] { env::get_float("SYMMOE_BOOTSTRAP_TIMEOUT_S"); });
+    const std::string m = test::error_text([] { env::get_float("SYMMOE_BOOTSTRAP_TIMEOUT_S"); });
     EXPECT_NE(m.find("SYMMOE_BOOTSTRAP_TIMEOUT_S='ten' is not a valid finite number"),
               std::string::npos) << m;
   }
   {
     EnvGuard g("SYMMOE_BOOTSTRAP_TIMEOUT_S", "-1");
-    const std::string m = error_of([] { env::get_float("SYMMOE_BOOTSTRAP_TIMEOUT_S"); });
+    const std::string m = test::error_text([] { env::get_float("SYMMOE_BOOTSTRAP_TIMEOUT_S"); });
     EXPECT_NE(m.find("SYMMOE_BOOTSTRAP_TIMEOUT_S=-1 is out of range"), std::string::npos) << m;
   }
   {
@@ -95,19 +87,19 @@ TEST(Env, ChoiceIsCaseInsensitiveAndChecked) {
     EXPECT_EQ(env::get_string("SYMMOE_HANDLE_TYPE"), "fd");
   }
   EnvGuard g("SYMMOE_HANDLE_TYPE", "ipc");
-  const std::string m = error_of([] { env::get_string("SYMMOE_HANDLE_TYPE"); });
+  const std::string m = test::error_text([] { env::get_string("SYMMOE_HANDLE_TYPE"); });
   EXPECT_NE(m.find("SYMMOE_HANDLE_TYPE='ipc' is not one of: auto, fd, fabric"), std::string::npos)
       << m;
 }
 
 TEST(Env, UnregisteredNameIsAnError) {
-  const std::string m = error_of([] { env::get_bool("SYMMOE_NOT_A_VARIABLE"); });
+  const std::string m = test::error_text([] { env::get_bool("SYMMOE_NOT_A_VARIABLE"); });
   EXPECT_NE(m.find("SYMMOE_NOT_A_VARIABLE is not in the SYMMOE_* registry"), std::string::npos)
       << m;
 }
 
 TEST(Env, WrongAccessorIsAnError) {
-  const std::string m = error_of([] { env::get_int("SYMMOE_HANDLE_TYPE"); });
+  const std::string m = test::error_text([] { env::get_int("SYMMOE_HANDLE_TYPE"); });
   EXPECT_NE(m.find("SYMMOE_HANDLE_TYPE is registered as choice"), std::string::npos) << m;
 }
 

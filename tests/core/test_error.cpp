@@ -3,23 +3,15 @@
 #include <functional>
 #include <string>
 
+#include "support/error_text.hpp"
 #include "symmoe/core/error.hpp"
 
 namespace symmoe {
 namespace {
 
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(Error, CheckNamesConditionValuesAndPlace) {
   const int ranks = 73;
-  const std::string m = message_of([&] {
+  const std::string m = test::error_text([&] {
     SYMMOE_CHECK(ranks <= 72, "group of ", ranks, " ranks exceeds 72");
   });
   EXPECT_NE(m.find("group of 73 ranks exceeds 72"), std::string::npos) << m;
@@ -27,7 +19,7 @@ TEST(Error, CheckNamesConditionValuesAndPlace) {
 }
 
 TEST(Error, CheckWithoutMessage) {
-  const std::string m = message_of([] { SYMMOE_CHECK(1 + 1 == 3); });
+  const std::string m = test::error_text([] { SYMMOE_CHECK(1 + 1 == 3); });
   EXPECT_EQ(m.rfind("[check `1 + 1 == 3` failed at core/test_error.cpp:", 0), 0u) << m;
 }
 
@@ -49,7 +41,7 @@ TEST(Error, FailCarriesFileAndLine) {
 }
 
 TEST(Error, CudaRuntimeCheckNamesTheError) {
-  const std::string m = message_of([] { SYMMOE_CUDA_CHECK(1, "device ", 3); });  // cudaErrorInvalidValue
+  const std::string m = test::error_text([] { SYMMOE_CUDA_CHECK(1, "device ", 3); });  // cudaErrorInvalidValue
   EXPECT_NE(m.find("CUDA runtime call `1` failed"), std::string::npos) << m;
   EXPECT_NE(m.find("cudaErrorInvalidValue (1)"), std::string::npos) << m;
   EXPECT_NE(m.find("; device 3"), std::string::npos) << m;
@@ -58,7 +50,7 @@ TEST(Error, CudaRuntimeCheckNamesTheError) {
 TEST(Error, CudaRuntimeCheckPassesOnSuccess) { EXPECT_NO_THROW(SYMMOE_CUDA_CHECK(0)); }
 
 TEST(Error, DriverCheckNamesTheCode) {
-  const std::string m = message_of([] { SYMMOE_CU_CHECK(2); });  // CUDA_ERROR_OUT_OF_MEMORY
+  const std::string m = test::error_text([] { SYMMOE_CU_CHECK(2); });  // CUDA_ERROR_OUT_OF_MEMORY
   EXPECT_NE(m.find("CUDA driver call `2` failed"), std::string::npos) << m;
   // With a driver the name is spelled out; without one the code still is.
   EXPECT_TRUE(m.find("CUDA_ERROR_OUT_OF_MEMORY (2)") != std::string::npos ||
@@ -67,7 +59,7 @@ TEST(Error, DriverCheckNamesTheCode) {
 }
 
 TEST(Error, NcclCheckNamesTheCode) {
-  const std::string m = message_of([] { SYMMOE_NCCL_CHECK(3, "comm init"); });
+  const std::string m = test::error_text([] { SYMMOE_NCCL_CHECK(3, "comm init"); });
   EXPECT_NE(m.find("NCCL call `3` failed"), std::string::npos) << m;
   EXPECT_NE(m.find("ncclResult 3"), std::string::npos) << m;
   EXPECT_NE(m.find("; comm init"), std::string::npos) << m;

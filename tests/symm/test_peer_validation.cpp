@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "support/env_guard.hpp"
+#include "support/error_text.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/symm/peer_table.hpp"
 #include "symmoe/symm/peer_validation.hpp"
@@ -36,20 +37,11 @@ struct CountingProbe {
   }
 };
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(PeerValidation, NullPeerGivesTheExactMessage) {
   auto bases = fake_bases(16, 1);
   bases[8] = nullptr;
   CountingProbe probe;
-  const std::string m = error_of([&] { validate_peers(bases, 3, 0, probe.fn()); });
+  const std::string m = test::error_text([&] { validate_peers(bases, 3, 0, probe.fn()); });
   EXPECT_EQ(m.rfind("Symmetric buffer of rank 8 (0x0) is not addressable from rank 3 (device 0). "
                     "symmoe addresses peers directly, so all 16 ranks must share one NVLink/P2P "
                     "domain (on SM90 that is a single node); it cannot span nodes over RDMA.",
@@ -62,7 +54,7 @@ TEST(PeerValidation, NullPeerGivesTheExactMessage) {
 
 TEST(PeerValidation, TooManyRanks) {
   const auto bases = fake_bases(73, 2);
-  const std::string m = error_of([&] { validate_peers(bases, 0, 0, CountingProbe{}.fn()); });
+  const std::string m = test::error_text([&] { validate_peers(bases, 0, 0, CountingProbe{}.fn()); });
   EXPECT_NE(m.find("73 ranks exceeds the peer table's limit of 72"), std::string::npos) << m;
   EXPECT_THROW(make_peer_table(bases, 0), Error);
 }
@@ -75,13 +67,13 @@ TEST(PeerValidation, SeventyTwoRanksAreFine) {
 TEST(PeerValidation, DuplicateBases) {
   auto bases = fake_bases(8, 4);
   bases[5] = bases[2];
-  const std::string m = error_of([&] { validate_peers(bases, 0, 0, CountingProbe{}.fn()); });
+  const std::string m = test::error_text([&] { validate_peers(bases, 0, 0, CountingProbe{}.fn()); });
   EXPECT_NE(m.find("Symmetric buffers of ranks 2 and 5 share the base 0x"), std::string::npos) << m;
 }
 
 TEST(PeerValidation, RankOutOfRange) {
   const auto bases = fake_bases(4, 5);
-  EXPECT_NE(error_of([&] { validate_peers(bases, 4, 0, CountingProbe{}.fn()); })
+  EXPECT_NE(test::error_text([&] { validate_peers(bases, 4, 0, CountingProbe{}.fn()); })
                 .find("rank 4 is outside the group of 4 ranks"),
             std::string::npos);
 }
@@ -95,7 +87,7 @@ TEST(PeerValidation, OnlyAnUnambiguousInvalidValueFails) {
   CountingProbe invalid;
   auto other = fake_bases(4, 7);
   invalid.invalid = other[2];
-  const std::string m = error_of([&] { validate_peers(other, 1, 0, invalid.fn()); });
+  const std::string m = test::error_text([&] { validate_peers(other, 1, 0, invalid.fn()); });
   EXPECT_NE(m.find("Symmetric buffer of rank 2 (0x"), std::string::npos) << m;
   EXPECT_NE(m.find("is not addressable from rank 1 (device 0): cuPointerGetAttribute returned "
                    "CUDA_ERROR_INVALID_VALUE"),
@@ -152,7 +144,7 @@ TEST(PeerValidation, PeerTableCarriesTheBases) {
   // A table with a null peer (as a kernel would receive it) is rejected before launch.
   bases[4] = nullptr;
   const device::PeerTable bad = make_peer_table(bases, 2);
-  const std::string m = error_of([&] { validate_peer_table(bad, 0, CountingProbe{}.fn()); });
+  const std::string m = test::error_text([&] { validate_peer_table(bad, 0, CountingProbe{}.fn()); });
   EXPECT_NE(m.find("Symmetric buffer of rank 4 (0x0) is not addressable from rank 2"),
             std::string::npos) << m;
 }

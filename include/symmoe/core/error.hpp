@@ -62,38 +62,26 @@ std::string nccl_error_text(int code);
   ::symmoe::detail::throw_error("error", nullptr, __FILE__, __LINE__,                       \
                                 ::symmoe::detail::concat(__VA_ARGS__))
 
-// CUDA runtime call; extra arguments describe the values involved.
-#define SYMMOE_CUDA_CHECK(expr, ...)                                                        \
+// A call returning an integer status where 0 is success; `text_fn` names a failing status.
+#define SYMMOE_CHECK_STATUS_(kind, text_fn, expr, ...)                                      \
   do {                                                                                      \
     const int symmoe_rc_ = static_cast<int>(expr);                                          \
     if (symmoe_rc_ != 0) [[unlikely]] {                                                     \
       ::symmoe::detail::throw_error(                                                        \
-          "CUDA runtime", #expr, __FILE__, __LINE__,                                        \
-          ::symmoe::detail::cuda_runtime_error_text(symmoe_rc_) +                           \
+          kind, #expr, __FILE__, __LINE__,                                                  \
+          ::symmoe::detail::text_fn(symmoe_rc_) +                                           \
               ::symmoe::detail::concat("" __VA_OPT__(, "; ", ) __VA_ARGS__));               \
     }                                                                                       \
   } while (0)
+
+// CUDA runtime call; extra arguments describe the values involved.
+#define SYMMOE_CUDA_CHECK(expr, ...) \
+  SYMMOE_CHECK_STATUS_("CUDA runtime", cuda_runtime_error_text, expr __VA_OPT__(, ) __VA_ARGS__)
 
 // CUDA driver call (through symmoe::driver()).
-#define SYMMOE_CU_CHECK(expr, ...)                                                          \
-  do {                                                                                      \
-    const int symmoe_rc_ = static_cast<int>(expr);                                          \
-    if (symmoe_rc_ != 0) [[unlikely]] {                                                     \
-      ::symmoe::detail::throw_error(                                                        \
-          "CUDA driver", #expr, __FILE__, __LINE__,                                         \
-          ::symmoe::detail::cuda_driver_error_text(symmoe_rc_) +                            \
-              ::symmoe::detail::concat("" __VA_OPT__(, "; ", ) __VA_ARGS__));               \
-    }                                                                                       \
-  } while (0)
+#define SYMMOE_CU_CHECK(expr, ...) \
+  SYMMOE_CHECK_STATUS_("CUDA driver", cuda_driver_error_text, expr __VA_OPT__(, ) __VA_ARGS__)
 
 // NCCL call (through symmoe::nccl()).
-#define SYMMOE_NCCL_CHECK(expr, ...)                                                        \
-  do {                                                                                      \
-    const int symmoe_rc_ = static_cast<int>(expr);                                          \
-    if (symmoe_rc_ != 0) [[unlikely]] {                                                     \
-      ::symmoe::detail::throw_error(                                                        \
-          "NCCL", #expr, __FILE__, __LINE__,                                                \
-          ::symmoe::detail::nccl_error_text(symmoe_rc_) +                                   \
-              ::symmoe::detail::concat("" __VA_OPT__(, "; ", ) __VA_ARGS__));               \
-    }                                                                                       \
-  } while (0)
+#define SYMMOE_NCCL_CHECK(expr, ...) \
+  SYMMOE_CHECK_STATUS_("NCCL", nccl_error_text, expr __VA_OPT__(, ) __VA_ARGS__)
