@@ -9,5 +9,6 @@ namespace symmoe::runtime {
 
 void append_smoke_kernels(std::vector<KernelEntry>& out);    // symm/peer_smoke_kernels.cu
 void append_barrier_kernels(std::vector<KernelEntry>& out);  // runtime/barrier_kernels.cu
+void append_prefetch_kernels(std::vector<KernelEntry>& out);  // prefetch/sm90_bulk_prefetch_kernels.cu
 
 }  // namespace symmoe::runtime

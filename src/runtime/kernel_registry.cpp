@@ -14,6 +14,7 @@ std::vector<KernelEntry> all_kernels() {
   std::vector<KernelEntry> out;
   append_smoke_kernels(out);
   append_barrier_kernels(out);
+  append_prefetch_kernels(out);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Barrier across the ranks of a symmetric buffer, run by one block (framework-free).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "symmoe/device/bounded_wait.cuh"
@@ -28,7 +29,7 @@ struct alignas(128) SignalPad {
   uint64_t arrived[kMaxRanks];
 };
 
-inline constexpr size_t kSignalPadBytes = sizeof(SignalPad);
+inline constexpr std::size_t kSignalPadBytes = sizeof(SignalPad);
 
 #if defined(__CUDACC__)
 // Called by every thread of one block; returns the same verdict on every thread.

@@ -1,0 +1,54 @@
+// Expert-weight prefetch: one persistent kernel copies every expert of a plan into its slots
+// with bulk (TMA) copies, between a start and an end cross-rank barrier.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "symmoe/comm/group.hpp"
+#include "symmoe/prefetch/expert_pool.hpp"
+#include "symmoe/prefetch/plan.hpp"
+#include "symmoe/runtime/barrier_kernels.hpp"
+#include "symmoe/runtime/device_runtime.hpp"
+
+namespace symmoe::prefetch {
+
+// NOTE [slot contract]: a prefetch launch runs start barrier -> copies -> end barrier on every
+// rank. (1) Owned expert weights must not change from the start barrier until the end barrier
+// (the optimizer step of an owner goes before the prefetch on its stream, or after it).
+// (2) A slot is written only between the two barriers; once the prefetch kernel has completed
+// on the consumer's stream, the slot holds its expert and stays valid until the consumer's next
+// prefetch launch. (3) Work that reads a slot must be enqueued on the consumer's stream before
+// that next prefetch: its start barrier is what tells pushing owners the slot is free again.
+// Pull mode only writes local slots, but keeps both barriers so that (1) holds for owners.
+class Prefetcher {
+ public:
+  // Collective: validates the plan against the pool, checks that every rank holds the same
+  // plan and mode, and uploads this rank's copy tasks to the device.
+  Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::DeviceRuntime& rt,
+             PrefetchPlan plan, PrefetchMode mode);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
+
+  // Enqueues the copy kernel on `stream` (capturable in a CUDA graph). Validates the peers
+  // before launch. Failures (timeouts) land in the runtime's status block.
+  runtime::GridLaunch launch(cudaStream_t stream,
+                             runtime::SmBudget budget = runtime::current_sm_budget(),
+                             double timeout_s = 0);
+
+  int num_tasks() const { return num_tasks_; }
+  CopyBytes bytes() const { return bytes_; }
+  PrefetchMode mode() const { return mode_; }
+
+ private:
+  const ExpertPool& pool_;
+  runtime::DeviceRuntime& rt_;
+  PrefetchMode mode_;
+  int num_tasks_ = 0;
+  CopyBytes bytes_;
+  device::CopyTask* tasks_ = nullptr;  // device array
+};
+
+}  // namespace symmoe::prefetch

@@ -1,0 +1,57 @@
+// The copy kernel's host triple: arguments, configuration, launcher (private).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "symmoe/device/expert_pool_layout.cuh"
+#include "symmoe/device/peer_table.cuh"
+#include "symmoe/runtime/barrier_kernels.hpp"
+#include "symmoe/runtime/device_runtime.hpp"
+
+namespace symmoe::prefetch {
+
+// Bytes each pipeline stage moves, and how many stages a block keeps in flight.
+inline constexpr uint32_t kPrefetchChunkBytes = 32 * 1024;
+inline constexpr int kPrefetchStages = 6;
+
+struct BulkPrefetchArgs {
+  device::PeerTable peers;
+  device::ExpertPoolLayout layout;
+  const device::CopyTask* tasks;
+  uint32_t num_tasks;
+  device::GridSyncState* grid;
+  device::StatusBlock* status;
+  uint64_t timeout_ns;
+};
+
+// Grid: one block per usable SM (whole shared-memory pipeline), at most one per chunk of work.
+runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget, uint64_t num_chunks);
+
+void launch_bulk_prefetch(const BulkPrefetchArgs& args, const runtime::GridLaunch& config,
+                          cudaStream_t stream);
+
+// Reduction of fp32 slot gradients into owners (grad_reducer.cpp drives it).
+struct GradSource {
+  uint32_t rank;
+  uint32_t pad;
+  uint64_t offset;  // slot offset in that rank's gradient pool
+};
+
+struct GradReduceArgs {
+  device::PeerTable peers;      // over the gradient pool
+  uint64_t pad_offset;          // its signal pad
+  const uint32_t* source_begin; // [experts_per_rank + 1], CSR into `sources`
+  const GradSource* sources;
+  float* owner_grads;           // [experts_per_rank, elements]
+  uint64_t elements;            // per expert, multiple of 4
+  uint32_t experts_per_rank;
+  device::GridSyncState* grid;
+  device::StatusBlock* status;
+  uint64_t timeout_ns;
+};
+
+runtime::GridLaunch grad_reduce_config(int device, runtime::SmBudget budget);
+void launch_grad_reduce(const GradReduceArgs& args, const runtime::GridLaunch& config,
+                        cudaStream_t stream);
+
+}  // namespace symmoe::prefetch

@@ -1,0 +1,73 @@
+#include "symmoe/prefetch/prefetcher.hpp"
+
+#include "bulk_prefetch_launch.hpp"
+#include "symmoe/comm/agreement.hpp"
+#include "symmoe/core/error.hpp"
+#include "symmoe/symm/peer_validation.hpp"
+
+namespace symmoe::prefetch {
+
+using ::symmoe::detail::concat;
+
+namespace {
+
+// Every rank must run the same plan in the same mode: compare digests, name who differs.
+void agree_on_plan(comm::Group& group, const PrefetchPlan& plan, uint64_t extra, const char* what) {
+  const uint64_t mine = plan_digest(plan) ^ (extra * 0x9E3779B97F4A7C15ull);
+  const auto all = group.all_gather_value(mine);
+  for (int r = 0; r < group.size(); ++r) {
+    SYMMOE_CHECK(all[r] == all[0], what, ": rank ", r, " holds a different plan or mode than rank 0 "
+                 "(digest 0x", std::hex, all[r], " vs 0x", all[0], std::dec,
+                 "); every rank must pass the same plan");
+  }
+}
+
+}  // namespace
+
+Prefetcher::Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::DeviceRuntime& rt,
+                       PrefetchPlan plan, PrefetchMode mode)
+    : pool_(pool), rt_(rt), mode_(mode) {
+  SYMMOE_CHECK(group.size() == static_cast<int>(pool.layout().num_ranks), "the group has ",
+               group.size(), " ranks but the expert pool spans ", pool.layout().num_ranks);
+  std::string local;
+  try {
+    validate_plan(plan, pool.layout());
+  } catch (const Error& e) {
+    local = e.what();
+  }
+  comm::require_all_ok(group, local, "prefetch plan");
+  agree_on_plan(group, plan, static_cast<uint64_t>(mode) + 1, "prefetch plan");
+  const auto tasks = copy_tasks(plan, pool.layout(), group.rank(), mode);
+  num_tasks_ = static_cast<int>(tasks.size());
+  bytes_ = count_bytes(tasks, pool.layout(), group.rank());
+  if (!tasks.empty()) {
+    SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&tasks_), tasks.size() * sizeof(device::CopyTask)));
+    SYMMOE_CUDA_CHECK(cudaMemcpy(tasks_, tasks.data(), tasks.size() * sizeof(device::CopyTask),
+                                 cudaMemcpyHostToDevice));
+  }
+}
+
+Prefetcher::~Prefetcher() {
+  if (tasks_ != nullptr) cudaFree(tasks_);
+}
+
+runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget budget,
+                                       double timeout_s) {
+  const device::ExpertPoolLayout& layout = pool_.layout();
+  const uint64_t per_task = (layout.expert_bytes + kPrefetchChunkBytes - 1) / kPrefetchChunkBytes;
+  const runtime::GridLaunch config =
+      bulk_prefetch_config(rt_.device(), budget, per_task * static_cast<uint64_t>(num_tasks_));
+  BulkPrefetchArgs args{};
+  args.peers = pool_.buffer().peer_table();
+  symm::validate_peer_table(args.peers, rt_.device());
+  args.layout = layout;
+  args.tasks = tasks_;
+  args.num_tasks = static_cast<uint32_t>(num_tasks_);
+  args.grid = rt_.grid_state();
+  args.status = rt_.status();
+  args.timeout_ns = runtime::wait_timeout_ns(timeout_s);
+  launch_bulk_prefetch(args, config, stream);
+  return config;
+}
+
+}  // namespace symmoe::prefetch

@@ -1,0 +1,212 @@
+// Expert prefetch with 1-D bulk (TMA) copies, and the fp32 gradient reduce back to owners.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "../runtime/kernel_lists.hpp"
+#include "bulk_prefetch_launch.hpp"
+#include "symmoe/core/device_info.hpp"
+#include "symmoe/core/error.hpp"
+#include "symmoe/device/cross_rank_barrier.cuh"
+#include "symmoe/device/grid_sync.cuh"
+#include "symmoe/device/ptx_bulk.cuh"
+
+namespace symmoe::prefetch {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr size_t kBarrierBytes = 128;  // mbarriers at the front of shared memory
+constexpr size_t kPrefetchSmem = kBarrierBytes + size_t{kPrefetchStages} * kPrefetchChunkBytes;
+
+// NOTE [bulk prefetch pipeline]: the work is num_tasks x chunks_per_task chunks of up to
+// kPrefetchChunkBytes; block b takes chunks b, b + grid, ... One thread per block issues
+// everything: it keeps kPrefetchStages - 1 loads (global -> shared, completing on the stage's
+// mbarrier) ahead of the store (shared -> global, a bulk group) it issues for the oldest
+// stage. Before a stage is loaded again, wait_group_read<1> guarantees the store that last
+// used it has finished reading it. After the last store, wait_all makes every write performed
+// before the end barrier releases it to the other ranks.
+__device__ bool copy_chunks(const BulkPrefetchArgs& a, uint8_t* smem, const device::WaitContext& ctx) {
+  namespace bulk = device::bulk;
+  auto* bars = reinterpret_cast<uint64_t*>(smem);
+  uint8_t* stages = smem + kBarrierBytes;
+  const uint64_t expert_bytes = a.layout.expert_bytes;
+  const uint64_t per_task = (expert_bytes + kPrefetchChunkBytes - 1) / kPrefetchChunkBytes;
+  const uint64_t total = per_task * a.num_tasks;
+  const uint64_t first = blockIdx.x;
+  const uint64_t mine = first < total ? (total - first + gridDim.x - 1) / gridDim.x : 0;
+  auto* local = reinterpret_cast<uint8_t*>(a.peers.base);
+
+  for (int s = 0; s < kPrefetchStages; ++s) bulk::mbarrier_init(&bars[s], 1);
+  bulk::fence_mbarrier_init();
+
+  auto chunk = [&](uint64_t i, uint8_t** src, uint8_t** dst, uint32_t* bytes, uint32_t* peer) {
+    const uint64_t k = first + i * gridDim.x;
+    const device::CopyTask t = a.tasks[k / per_task];
+    const uint64_t offset = (k % per_task) * kPrefetchChunkBytes;
+    *bytes = static_cast<uint32_t>(min(uint64_t{kPrefetchChunkBytes}, expert_bytes - offset));
+    *src = a.peers.map(local + t.src_offset + offset, static_cast<int>(t.src_rank));
+    *dst = a.peers.map(local + t.dst_offset + offset, static_cast<int>(t.dst_rank));
+    *peer = t.src_rank;
+  };
+  auto issue_load = [&](uint64_t i) {
+    uint8_t *src, *dst;
+    uint32_t bytes, peer;
+    chunk(i, &src, &dst, &bytes, &peer);
+    const int s = static_cast<int>(i % kPrefetchStages);
+    bulk::mbarrier_arrive_expect_tx(&bars[s], bytes);
+    bulk::load_async(stages + size_t{kPrefetchChunkBytes} * s, src, bytes, &bars[s]);
+  };
+
+  for (uint64_t i = 0; i < mine && i < kPrefetchStages - 1; ++i) issue_load(i);
+  for (uint64_t i = 0; i < mine; ++i) {
+    const int s = static_cast<int>(i % kPrefetchStages);
+    const uint32_t parity = static_cast<uint32_t>((i / kPrefetchStages) & 1);
+    uint8_t *src, *dst;
+    uint32_t bytes, peer;
+    chunk(i, &src, &dst, &bytes, &peer);
+    const bool landed = device::bounded_wait(
+        ctx, device::WaitSite{"bulk_load", static_cast<uint32_t>(i), a.peers.rank, static_cast<int32_t>(peer)},
+        1, [&] { return uint64_t{bulk::mbarrier_try_wait(&bars[s], parity)}; },
+        [](uint64_t v) { return v != 0; });
+    if (!landed) {
+      bulk::wait_all();
+      return false;
+    }
+    bulk::store_async(dst, stages + size_t{kPrefetchChunkBytes} * s, bytes);
+    bulk::commit_group();
+    const uint64_t next = i + kPrefetchStages - 1;
+    if (next < mine) {
+      bulk::wait_group_read<1>();  // the store of chunk i - 1 no longer reads its stage
+      issue_load(next);
+    }
+  }
+  bulk::wait_all();
+  return true;
+}
+
+__global__ void __launch_bounds__(kThreads, 1) sm90_bulk_prefetch_kernel(BulkPrefetchArgs a) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  const device::WaitContext ctx{a.status, a.timeout_ns, "sm90_bulk_prefetch"};
+  auto* pad = reinterpret_cast<device::SignalPad*>(a.peers.base + a.layout.pad_offset);
+  const int rank = a.peers.rank;
+  // Start: every owner's weights are final and every consumer's slots are free.
+  if (!device::grid_sync(a.grid, ctx, 0, rank)) return;
+  if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
+  if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
+  int ok = 1;
+  if (threadIdx.x == 0) ok = copy_chunks(a, smem, ctx);
+  if (!__syncthreads_and(ok)) return;
+  // End: every copy into every slot is performed before any rank goes on.
+  if (!device::grid_sync(a.grid, ctx, 2, rank)) return;
+  if (blockIdx.x == 0) device::cross_rank_barrier(a.peers, pad, ctx, 1);
+}
+
+// Owner-pulls reduction: grads[j] += sum over sources (rank order) of slot gradients, then the
+// sources are zeroed. float4 granularity; sources are read and cleared by the owner only.
+__global__ void __launch_bounds__(256) fp32_grad_reduce_kernel(GradReduceArgs a) {
+  const device::WaitContext ctx{a.status, a.timeout_ns, "fp32_grad_reduce"};
+  auto* pad = reinterpret_cast<device::SignalPad*>(a.peers.base + a.pad_offset);
+  const int rank = a.peers.rank;
+  // Start: every rank finished writing its slot gradients.
+  if (!device::grid_sync(a.grid, ctx, 0, rank)) return;
+  if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
+  if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
+  const uint64_t vec_per_expert = a.elements / 4;
+  const uint64_t total = vec_per_expert * a.experts_per_rank;
+  auto* local = reinterpret_cast<uint8_t*>(a.peers.base);
+  for (uint64_t v = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; v < total;
+       v += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t j = v / vec_per_expert;
+    const uint64_t q = v % vec_per_expert;
+    float4* out = reinterpret_cast<float4*>(a.owner_grads + j * a.elements) + q;
+    float4 acc = *out;
+    const uint32_t begin = a.source_begin[j], end = a.source_begin[j + 1];
+    for (uint32_t k = begin; k < end; ++k) {
+      const GradSource src = a.sources[k];
+      const float4 g = reinterpret_cast<const float4*>(
+          a.peers.map(local + src.offset, static_cast<int>(src.rank)))[q];
+      acc.x += g.x;
+      acc.y += g.y;
+      acc.z += g.z;
+      acc.w += g.w;
+    }
+    *out = acc;
+    for (uint32_t k = begin; k < end; ++k) {
+      const GradSource src = a.sources[k];
+      reinterpret_cast<float4*>(a.peers.map(local + src.offset, static_cast<int>(src.rank)))[q] =
+          make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  }
+  // End: every slot is cleared before any rank writes new gradients into it.
+  if (!device::grid_sync(a.grid, ctx, 2, rank)) return;
+  if (blockIdx.x == 0) device::cross_rank_barrier(a.peers, pad, ctx, 1);
+}
+
+template <class Args>
+void launch_cooperative(void (*kernel)(Args), const Args& args, const runtime::GridLaunch& c,
+                        cudaStream_t stream, const char* name) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(c.grid));
+  cfg.blockDim = dim3(static_cast<unsigned>(c.block));
+  cfg.dynamicSmemBytes = c.smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeCooperative;
+  attr.val.cooperative = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  SYMMOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args), name, ": grid ", c.grid, " x ",
+                    c.block, ", ", c.smem, " bytes of shared memory");
+}
+
+}  // namespace
+
+runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget, uint64_t num_chunks) {
+  const DeviceInfo info = query_device(device);
+  SYMMOE_CHECK(static_cast<size_t>(info.smem_per_block_optin) >= kPrefetchSmem, "the prefetch "
+               "pipeline needs ", kPrefetchSmem, " bytes of shared memory per block; device ",
+               device, " offers ", info.smem_per_block_optin);
+  runtime::GridLaunch c;
+  c.sms = runtime::plan_sms(info.num_sms, info.cc_major, budget);
+  c.block = kThreads;
+  c.smem = kPrefetchSmem;
+  c.grid = static_cast<int>(std::max<uint64_t>(1, std::min<uint64_t>(c.sms.usable, num_chunks)));
+  return c;
+}
+
+void launch_bulk_prefetch(const BulkPrefetchArgs& args, const runtime::GridLaunch& config,
+                          cudaStream_t stream) {
+  SYMMOE_CUDA_CHECK(cudaFuncSetAttribute(sm90_bulk_prefetch_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kPrefetchSmem)));
+  launch_cooperative(sm90_bulk_prefetch_kernel, args, config, stream, "sm90_bulk_prefetch_kernel");
+}
+
+runtime::GridLaunch grad_reduce_config(int device, runtime::SmBudget budget) {
+  const DeviceInfo info = query_device(device);
+  int per_sm = 0;
+  SYMMOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fp32_grad_reduce_kernel, 256, 0));
+  runtime::GridLaunch c;
+  c.sms = runtime::plan_sms(info.num_sms, info.cc_major, budget);
+  c.block = 256;
+  c.grid = std::max(1, std::min(per_sm, 4) * c.sms.usable);
+  return c;
+}
+
+void launch_grad_reduce(const GradReduceArgs& args, const runtime::GridLaunch& config,
+                        cudaStream_t stream) {
+  launch_cooperative(fp32_grad_reduce_kernel, args, config, stream, "fp32_grad_reduce_kernel");
+}
+
+}  // namespace symmoe::prefetch
+
+namespace symmoe::runtime {
+
+void append_prefetch_kernels(std::vector<KernelEntry>& out) {
+  out.push_back({"sm90_bulk_prefetch_kernel",
+                 reinterpret_cast<const void*>(&prefetch::sm90_bulk_prefetch_kernel)});
+  out.push_back({"fp32_grad_reduce_kernel",
+                 reinterpret_cast<const void*>(&prefetch::fp32_grad_reduce_kernel)});
+}
+
+}  // namespace symmoe::runtime
