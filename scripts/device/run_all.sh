@@ -51,7 +51,8 @@ sed -n '/symmoe .* doctor/,$p' "$OUT/machine.log"
 [ $rc = 0 ] || status=1
 
 if [ $quick = 0 ]; then
-  for b in "peer-check --ranks 2,8,72" "barrier --ranks 2,4,8" "residency --hold 2"; do
+  for b in "peer-check --ranks 2,8,72" "barrier --ranks 2,4,8" "residency --hold 2" \
+           "prefetch --ranks 4" "grad-reduce --ranks 4"; do
     name=$(echo "$b" | cut -d' ' -f1 | tr - _)
     step "bench $b"
     "$bin" bench $b --json "$OUT/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"

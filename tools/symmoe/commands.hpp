@@ -10,5 +10,7 @@ int run_doctor(const std::vector<std::string>& args);
 int run_bench_peer_check(const std::vector<std::string>& args);
 int run_bench_barrier(const std::vector<std::string>& args);
 int run_bench_residency(const std::vector<std::string>& args);
+int run_bench_prefetch(const std::vector<std::string>& args);
+int run_bench_grad_reduce(const std::vector<std::string>& args);
 
 }  // namespace symmoe::cli

@@ -19,6 +19,8 @@ constexpr const char* kHelp =
     "  bench peer-check   cost of the pre-launch peer validation, first call and cached\n"
     "  bench barrier      cross-rank barrier / grid_sync latency vs a host-synchronized step\n"
     "  bench residency    grid-barrier launch while another stream holds SMs, with and without a reserve\n"
+    "  bench prefetch     expert-weight prefetch into slots vs d2d copy and cudaMemcpyAsync\n"
+    "  bench grad-reduce  fp32 slot gradients summed into their owners\n"
     "  env                the SYMMOE_* environment registry\n"
     "  version            print the version\n";
 
@@ -47,6 +49,8 @@ int main(int argc, char** argv) {
       if (rest[0] == "peer-check") return symmoe::cli::run_bench_peer_check(bench_args);
       if (rest[0] == "barrier") return symmoe::cli::run_bench_barrier(bench_args);
       if (rest[0] == "residency") return symmoe::cli::run_bench_residency(bench_args);
+      if (rest[0] == "prefetch") return symmoe::cli::run_bench_prefetch(bench_args);
+      if (rest[0] == "grad-reduce") return symmoe::cli::run_bench_grad_reduce(bench_args);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "symmoe %s: %s\n", command.c_str(), e.what());

@@ -1,0 +1,286 @@
+// `symmoe bench prefetch` / `symmoe bench grad-reduce`: expert-weight movement between virtual
+// ranks on one GPU (the copies stay in HBM; the GPU's bandwidth is shared by the ranks).
+//
+// Byte accounting (printed with the table):
+//   Data   = sum over ranks of bytes read + bytes written by that rank's kernel
+//            (prefetch: 2 x copies x expert bytes; grad-reduce: reads of slot + owner grads,
+//            writes of owner grads + zeroed slots)
+//   Remote = the part of Data whose source or destination is another rank's buffer
+//   Worst  = the slowest rank's kernel time (CUDA graph replay, median over reps)
+//   BW = Data / Worst, CommBW = Remote / Worst; baselines in the same run: a 1 GiB
+//   cudaMemcpyAsync device-to-device copy (read + write), and the same copies issued as one
+//   cudaMemcpyAsync per expert from every rank at once.
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <random>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "report.hpp"
+#include "symmoe/comm/thread_group.hpp"
+#include "symmoe/core/cuda_handles.hpp"
+#include "symmoe/core/device_info.hpp"
+#include "symmoe/core/error.hpp"
+#include "symmoe/prefetch/grad_reducer.hpp"
+#include "symmoe/prefetch/prefetcher.hpp"
+
+namespace symmoe::cli {
+
+using ::symmoe::detail::concat;
+using prefetch::ExpertSpec;
+using prefetch::PrefetchPlan;
+
+namespace {
+
+struct Case {
+  std::string name;
+  uint32_t rows, cols;
+  std::vector<uint32_t> slots_per_rank;  // by rank (cycled)
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Rank r's slots hold random experts owned by other ranks (remote copies) when there are any.
+PrefetchPlan make_plan(const Case& c, int ranks, uint32_t experts_per_rank, uint32_t seed) {
+  std::mt19937 rng(seed);
+  PrefetchPlan plan;
+  plan.per_rank.resize(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    const uint32_t k = c.slots_per_rank[r % c.slots_per_rank.size()];
+    for (uint32_t s = 0; s < k; ++s) {
+      uint32_t owner = rng() % ranks;
+      if (ranks > 1 && owner == static_cast<uint32_t>(r)) owner = (owner + 1) % ranks;
+      const auto expert = static_cast<uint32_t>(owner * experts_per_rank + rng() % experts_per_rank);
+      plan.per_rank[r].push_back({expert, s});
+    }
+  }
+  return plan;
+}
+
+// Times a captured graph on every rank; returns the median over reps of the slowest rank (ms).
+template <class Enqueue>
+double worst_rank_ms(comm::Group& g, runtime::DeviceRuntime& rt, cudaStream_t stream, int reps,
+                     std::vector<double>& shared, std::mutex& m, Enqueue enqueue) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  enqueue();
+  SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  SYMMOE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  std::vector<double> worst;
+  for (int i = 0; i < reps + 2; ++i) {  // two warm-up replays
+    Event start, stop;
+    g.barrier();
+    start.record(stream);
+    SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    stop.record(stream);
+    rt.check(stream);
+    const double ms = stop.since(start);
+    {
+      std::lock_guard lock(m);
+      shared[g.rank()] = ms;
+    }
+    g.barrier();
+    if (i >= 2) worst.push_back(*std::max_element(shared.begin(), shared.end()));
+    g.barrier();
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return median(worst);
+}
+
+double d2d_copy_gbps(int reps) {
+  const size_t bytes = size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  SYMMOE_CUDA_CHECK(cudaMalloc(&a, bytes));
+  SYMMOE_CUDA_CHECK(cudaMalloc(&b, bytes));
+  SYMMOE_CUDA_CHECK(cudaMemset(a, 1, bytes));
+  Stream s;
+  std::vector<double> ms;
+  for (int i = 0; i < reps + 2; ++i) {
+    Event start, stop;
+    start.record(s);
+    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
+    stop.record(s);
+    SYMMOE_CUDA_CHECK(cudaEventSynchronize(stop));
+    if (i >= 2) ms.push_back(stop.since(start));
+  }
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * bytes / (median(ms) * 1e-3) / 1e9;
+}
+
+struct Options {
+  int ranks = 4;
+  int reps = 20;
+  prefetch::PrefetchMode mode = prefetch::PrefetchMode::kPull;
+  std::string json;
+};
+
+bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
+  try {
+    Args args(argv, {}, {"ranks", "reps", "mode", "json"});
+    o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 16));
+    o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 10000));
+    const std::string mode = args.get("mode").value_or("pull");
+    SYMMOE_CHECK(mode == "pull" || mode == "push", "--mode '", mode, "' must be pull or push");
+    o->mode = mode == "pull" ? prefetch::PrefetchMode::kPull : prefetch::PrefetchMode::kPush;
+    o->json = args.get("json").value_or("");
+    return true;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "symmoe bench %s: %s\nusage: symmoe bench %s [--ranks 4] [--reps 20] "
+                 "[--mode pull|push] [--json FILE]\n", name, e.what(), name);
+    return false;
+  }
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"slots_1", 3584, 3072, {1}},         {"slots_2", 3584, 3072, {2}},
+      {"slots_3", 3584, 3072, {3}},         {"slots_5", 3584, 3072, {5}},
+      {"ramp_0_3", 3584, 3072, {0, 4, 8, 12}}, {"heavy", 3584, 3072, {17}},
+      {"full_3x8", 3584, 3072, {24}},       {"thin_7168x128", 7168, 128, {12}},
+      {"tall_1024x3072", 1024, 3072, {12}}, {"tiny_512x512", 512, 512, {17}},
+  };
+  return all;
+}
+
+constexpr uint32_t kExpertsPerRank = 8;
+
+}  // namespace
+
+int run_bench_prefetch(const std::vector<std::string>& argv) {
+  Options o;
+  if (!parse(argv, &o, "prefetch")) return 2;
+  const CudaStatus cuda = probe_cuda();
+  SYMMOE_CHECK(cuda.device_count > 0, "symmoe bench prefetch needs a CUDA GPU: ", cuda.reason);
+  const DeviceInfo info = query_device(0);
+  const int sms = (info.num_sms - 2) / o.ranks;
+  const double d2d = d2d_copy_gbps(o.reps);
+  Report report("symmoe bench prefetch");
+  report.section(concat("expert prefetch (", prefetch::prefetch_mode_name(o.mode), "), ", o.ranks,
+                        " virtual ranks on one ", info.name, ", ", kExpertsPerRank,
+                        " experts per rank, bf16"));
+  report.line("Data = sum over ranks of bytes read + written (2 x copies x expert bytes); CommBW "
+              "counts copies between different ranks; BW = Data / Worst");
+  report.fact("d2d copy rate (1 GiB cudaMemcpyAsync, read+write)", d2d, "GB/s");
+  std::printf("\n  %-16s %4s %6s %6s %6s %4s %10s %10s %10s %10s %8s %12s %8s\n", "Config", "E",
+              "Slots", "H", "Hp", "SMs", "Data(MB)", "Worst(us)", "BW(GB/s)", "CommBW", "vs d2d",
+              "memcpy(GB/s)", "speedup");
+  for (const Case& c : cases()) {
+    const ExpertSpec spec = ExpertSpec::single(c.rows, c.cols, prefetch::WeightDtype::kBF16);
+    uint32_t max_slots = *std::max_element(c.slots_per_rank.begin(), c.slots_per_rank.end());
+    const PrefetchPlan plan = make_plan(c, o.ranks, kExpertsPerRank, 1234);
+    std::mutex m;
+    std::vector<double> shared(o.ranks, 0);
+    double worst_ms = 0, memcpy_ms = 0;
+    uint64_t data = 0, remote = 0;
+    comm::run_thread_ranks(o.ranks, {0}, [&](comm::Group& g) {
+      auto pool = prefetch::ExpertPool::create(g, spec, kExpertsPerRank, std::max(1u, max_slots));
+      runtime::DeviceRuntime rt(pool->buffer().device());
+      Stream stream;
+      SYMMOE_CUDA_CHECK(cudaMemsetAsync(pool->buffer().local(), g.rank() + 1, pool->layout().slots_offset, stream));
+      prefetch::Prefetcher p(g, *pool, rt, plan, o.mode);
+      {
+        std::lock_guard lock(m);
+        data += p.bytes().read + p.bytes().written;
+        remote += p.bytes().remote;
+      }
+      const double ms = worst_rank_ms(g, rt, stream, o.reps, shared, m, [&] {
+        p.launch(stream, {sms, 0});
+      });
+      // Baseline: the same copies, one cudaMemcpyAsync per expert (pull order on each rank).
+      const auto tasks = prefetch::copy_tasks(plan, pool->layout(), g.rank(), prefetch::PrefetchMode::kPull);
+      const double base = worst_rank_ms(g, rt, stream, o.reps, shared, m, [&] {
+        for (const auto& t : tasks) {
+          const auto* src = static_cast<const char*>(pool->buffer().peer(t.src_rank)) + t.src_offset;
+          auto* dst = static_cast<char*>(pool->buffer().local()) + t.dst_offset;
+          SYMMOE_CUDA_CHECK(cudaMemcpyAsync(dst, src, pool->layout().expert_bytes, cudaMemcpyDeviceToDevice, stream));
+        }
+      });
+      if (g.rank() == 0) {
+        worst_ms = ms;
+        memcpy_ms = base;
+      }
+      g.barrier();
+    }, 300);
+    const double bw = data / (worst_ms * 1e-3) / 1e9;
+    const double comm_bw = remote / (worst_ms * 1e-3) / 1e9;
+    const double memcpy_bw = memcpy_ms > 0 ? data / (memcpy_ms * 1e-3) / 1e9 : 0;
+    std::printf("  %-16s %4u %6u %6u %6u %4d %10.2f %10.2f %10.1f %10.1f %7.1f%% %12.1f %7.2fx\n",
+                c.name.c_str(), kExpertsPerRank * o.ranks, max_slots, c.rows, c.cols, sms, data / 1e6,
+                worst_ms * 1e3, bw, comm_bw, 100 * bw / d2d, memcpy_bw, memcpy_ms / worst_ms);
+    report.fact(c.name + " worst", worst_ms * 1e3, "us");
+    report.fact(c.name + " data", data / 1e6, "MB");
+    report.fact(c.name + " bw", bw, "GB/s");
+    report.fact(c.name + " comm_bw", comm_bw, "GB/s");
+    report.fact(c.name + " fraction_of_d2d", bw / d2d);
+    report.fact(c.name + " memcpy_baseline_bw", memcpy_bw, "GB/s");
+  }
+  if (!o.json.empty()) report.write_json(o.json);
+  return 0;
+}
+
+int run_bench_grad_reduce(const std::vector<std::string>& argv) {
+  Options o;
+  if (!parse(argv, &o, "grad-reduce")) return 2;
+  const CudaStatus cuda = probe_cuda();
+  SYMMOE_CHECK(cuda.device_count > 0, "symmoe bench grad-reduce needs a CUDA GPU: ", cuda.reason);
+  const DeviceInfo info = query_device(0);
+  const int sms = (info.num_sms - 2) / o.ranks;
+  const double d2d = d2d_copy_gbps(o.reps);
+  Report report("symmoe bench grad-reduce");
+  report.section(concat("fp32 gradient reduce to owners, ", o.ranks, " virtual ranks on one ",
+                        info.name, ", ", kExpertsPerRank, " experts per rank"));
+  report.line("Data = sum over ranks of (slot + owner gradient reads) + (owner writes + slot zeroing); "
+              "CommBW counts reads and zeroing of other ranks' slots; BW = Data / Worst");
+  report.fact("d2d copy rate (1 GiB cudaMemcpyAsync, read+write)", d2d, "GB/s");
+  std::printf("\n  %-16s %4s %6s %6s %6s %4s %10s %10s %10s %10s %8s\n", "Config", "E", "Slots", "H",
+              "Hp", "SMs", "Data(MB)", "Worst(us)", "BW(GB/s)", "CommBW", "vs d2d");
+  for (const Case& c : cases()) {
+    if (c.rows * static_cast<uint64_t>(c.cols) > 4096ull * 3072) continue;  // keep fp32 pools modest
+    const ExpertSpec spec = ExpertSpec::single(c.rows, c.cols, prefetch::WeightDtype::kBF16);
+    const uint32_t max_slots = *std::max_element(c.slots_per_rank.begin(), c.slots_per_rank.end());
+    const PrefetchPlan plan = make_plan(c, o.ranks, kExpertsPerRank, 99);
+    std::mutex m;
+    std::vector<double> shared(o.ranks, 0);
+    double worst_ms = 0;
+    uint64_t data = 0, remote = 0;
+    comm::run_thread_ranks(o.ranks, {0}, [&](comm::Group& g) {
+      auto pool = prefetch::GradPool::create(g, spec, kExpertsPerRank, std::max(1u, max_slots));
+      runtime::DeviceRuntime rt(pool->buffer().device());
+      Stream stream;
+      float* grads = nullptr;
+      SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&grads), kExpertsPerRank * spec.elements() * 4));
+      SYMMOE_CUDA_CHECK(cudaMemsetAsync(grads, 0, kExpertsPerRank * spec.elements() * 4, stream));
+      prefetch::GradReducer reducer(g, *pool, rt, plan);
+      {
+        std::lock_guard lock(m);
+        data += reducer.bytes().read + reducer.bytes().written;
+        remote += reducer.bytes().remote;
+      }
+      const double ms = worst_rank_ms(g, rt, stream, o.reps, shared, m, [&] {
+        reducer.launch(grads, stream, {sms, 0});
+      });
+      if (g.rank() == 0) worst_ms = ms;
+      g.barrier();
+      SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      cudaFree(grads);
+    }, 300);
+    const double bw = data / (worst_ms * 1e-3) / 1e9;
+    std::printf("  %-16s %4u %6u %6u %6u %4d %10.2f %10.2f %10.1f %10.1f %7.1f%%\n", c.name.c_str(),
+                kExpertsPerRank * o.ranks, max_slots, c.rows, c.cols, sms, data / 1e6, worst_ms * 1e3,
+                bw, remote / (worst_ms * 1e-3) / 1e9, 100 * bw / d2d);
+    report.fact(c.name + " worst", worst_ms * 1e3, "us");
+    report.fact(c.name + " bw", bw, "GB/s");
+    report.fact(c.name + " fraction_of_d2d", bw / d2d);
+  }
+  if (!o.json.empty()) report.write_json(o.json);
+  return 0;
+}
+
+}  // namespace symmoe::cli
