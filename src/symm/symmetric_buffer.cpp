@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "symmoe/comm/agreement.hpp"
@@ -13,6 +14,7 @@
 #include "symmoe/core/error.hpp"
 #include "symmoe/core/log.hpp"
 #include "symmoe/symm/buffer_config.hpp"
+#include "symmoe/symm/handle_table.hpp"
 #include "symmoe/symm/peer_table.hpp"
 #include "symmoe/symm/peer_validation.hpp"
 #include "vmm.hpp"
@@ -157,21 +159,30 @@ std::unique_ptr<SymmetricBuffer> SymmetricBuffer::create(comm::Group& group,
   // 4. Exchange and import the peers' handles.
   std::string local;
   if (use_fabric) {
+    static_assert(sizeof(CUmemFabricHandle) == kFabricHandleBytes);
     const auto fabrics = group.all_gather_value(own_fabric);
+    std::vector<uint8_t> raw(fabrics.size() * kFabricHandleBytes);
+    std::memcpy(raw.data(), fabrics.data(), raw.size());
+    const ShareableHandleTable table = make_fabric_table(raw, fabrics.size());
+    local = capture([&] { check_handle_table(table, n); });
     for (int r = 0; r < n && local.empty(); ++r) {
       if (r == rank) continue;
       CUmemGenericAllocationHandle h = 0;
-      local = vmm::try_import_fabric(fabrics[r], &h);
+      CUmemFabricHandle handle{};
+      std::memcpy(&handle, fabric_at(table, r), kFabricHandleBytes);
+      local = vmm::try_import_fabric(handle, &h);
       if (local.empty()) buf->handles_[r] = h;
       else local = concat("importing rank ", r, "'s fabric handle: ", local);
     }
   } else {
     std::vector<int> fds = group.all_gather_fds(own_fd);
     ::close(own_fd);
+    const ShareableHandleTable table = make_fd_table(fds);
+    local = capture([&] { check_handle_table(table, n); });
     for (int r = 0; r < n; ++r) {
       if (r != rank && local.empty()) {
         CUmemGenericAllocationHandle h = 0;
-        local = vmm::try_import_fd(fds[r], &h);
+        local = vmm::try_import_fd(fd_at(table, r), &h);
         if (local.empty()) buf->handles_[r] = h;
         else local = concat("importing rank ", r, "'s descriptor: ", local);
       }
