@@ -45,7 +45,7 @@ grep -E "tests passed|tests failed|\*\*\*Failed|Timeout" "$OUT/ctest.log"
 grep -E "^[0-9]+: (auto resolved|free device memory|rank [0-9]|[0-9]+ ranks:|all SMs|reserve 2|CUDA_MODULE|spin release)" "$OUT/ctest.log"
 
 step "doctor (8 virtual ranks + 8 processes on one GPU)"
-"$bin" doctor --ranks 8 --processes --json "$OUT/doctor.json" >>"$OUT/machine.log" 2>&1
+timeout 180 "$bin" doctor --ranks 8 --processes --json "$OUT/doctor.json" >>"$OUT/machine.log" 2>&1
 rc=$?
 sed -n '/symmoe .* doctor/,$p' "$OUT/machine.log"
 [ $rc = 0 ] || status=1
@@ -55,7 +55,7 @@ if [ $quick = 0 ]; then
            "prefetch --ranks 4" "grad-reduce --ranks 4"; do
     name=$(echo "$b" | cut -d' ' -f1 | tr - _)
     step "bench $b"
-    "$bin" bench $b --json "$OUT/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"
+    timeout 150 "$bin" bench $b --json "$OUT/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
   done
 fi

@@ -8,6 +8,7 @@
 #include "support/gpu.hpp"
 #include "support/rank_fixture.hpp"
 #include "symmoe/comm/thread_group.hpp"
+#include "symmoe/core/device_info.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/runtime/barrier_kernels.hpp"
 
@@ -115,12 +116,14 @@ TEST(CrossRankBarrierGpu, PersistentGridsWithCrossRankRounds) {
     const SmBudget slice{(sms - 4) / kRanks, 0};
     const device::PeerTable peers = f.buffer->peer_table();
     g.barrier();
-    const GridLaunch gl = launch_grid_barriers(f.rt, slice, 500, 0, f.stream,
+    // One block per SM (shared memory), so that all ranks' grids fit on the GPU together.
+    const size_t one_per_sm = static_cast<size_t>(query_device(0).smem_per_block_optin / 2 + 1024);
+    const GridLaunch gl = launch_grid_barriers(f.rt, slice, 500, one_per_sm, f.stream,
                                                &peers, f.buffer->bytes_per_rank(), 0);
     auto failure = f.rt.take_failure(f.stream);
     EXPECT_FALSE(failure.has_value()) << failure.value_or("");
     EXPECT_EQ(read_pad(f).epoch, 500u);
-    EXPECT_GE(gl.grid, gl.sms.usable);
+    EXPECT_EQ(gl.grid, gl.sms.usable);
     g.barrier();
   }, 120);
 }
