@@ -7,6 +7,22 @@
 
 namespace symmoe::symm {
 
+namespace {
+
+// Rank r's descriptor value as stored (int32 or int64 element).
+int64_t raw_fd(const ShareableHandleTable& t, size_t r) {
+  if (t.element == HandleElement::kInt32) {
+    int32_t v32 = 0;
+    std::memcpy(&v32, t.data.data() + r * 4, 4);
+    return v32;
+  }
+  int64_t v = 0;
+  std::memcpy(&v, t.data.data() + r * 8, 8);
+  return v;
+}
+
+}  // namespace
+
 const char* handle_element_name(HandleElement element) {
   switch (element) {
     case HandleElement::kInt32: return "int32";
@@ -40,14 +56,7 @@ void check_handle_table(const ShareableHandleTable& t, int world_size) {
                " bytes of data for ", t.count, " handles of ", t.element_bytes, " bytes");
   if (t.type == HandleType::kFd) {
     for (size_t r = 0; r < t.count; ++r) {
-      int64_t v = 0;
-      if (t.element == HandleElement::kInt32) {
-        int32_t v32 = 0;
-        std::memcpy(&v32, t.data.data() + r * 4, 4);
-        v = v32;
-      } else {
-        std::memcpy(&v, t.data.data() + r * 8, 8);
-      }
+      const int64_t v = raw_fd(t, r);
       SYMMOE_CHECK(v >= 0 && v <= INT_MAX, "handle table: rank ", r, "'s descriptor ", v,
                    " is not a valid file descriptor");
     }
@@ -81,15 +90,7 @@ ShareableHandleTable make_fabric_table(const std::vector<uint8_t>& handles, size
 int fd_at(const ShareableHandleTable& t, int rank) {
   SYMMOE_CHECK(t.type == HandleType::kFd && rank >= 0 && static_cast<size_t>(rank) < t.count,
                "fd_at(", rank, ") on a table of ", t.count, " ", handle_type_name(t.type), " handles");
-  int64_t v = 0;
-  if (t.element == HandleElement::kInt32) {
-    int32_t v32 = 0;
-    std::memcpy(&v32, t.data.data() + static_cast<size_t>(rank) * 4, 4);
-    v = v32;
-  } else {
-    std::memcpy(&v, t.data.data() + static_cast<size_t>(rank) * 8, 8);
-  }
-  return static_cast<int>(v);
+  return static_cast<int>(raw_fd(t, static_cast<size_t>(rank)));
 }
 
 const uint8_t* fabric_at(const ShareableHandleTable& t, int rank) {

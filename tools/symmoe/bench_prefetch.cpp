@@ -151,16 +151,33 @@ const std::vector<Case>& cases() {
 
 constexpr uint32_t kExpertsPerRank = 8;
 
+// What both benchmarks need first: the device, each virtual rank's SM slice, and the
+// same-run copy ceiling.
+struct Setup {
+  DeviceInfo info;
+  int sms_per_rank = 0;
+  double d2d_gbps = 0;
+};
+
+Setup setup(const Options& o, const char* name) {
+  const CudaStatus cuda = probe_cuda();
+  SYMMOE_CHECK(cuda.device_count > 0, "symmoe bench ", name, " needs a CUDA GPU: ", cuda.reason);
+  Setup s;
+  s.info = query_device(0);
+  s.sms_per_rank = (s.info.num_sms - 2) / o.ranks;
+  s.d2d_gbps = d2d_copy_gbps(o.reps);
+  return s;
+}
+
 }  // namespace
 
 int run_bench_prefetch(const std::vector<std::string>& argv) {
   Options o;
   if (!parse(argv, &o, "prefetch")) return 2;
-  const CudaStatus cuda = probe_cuda();
-  SYMMOE_CHECK(cuda.device_count > 0, "symmoe bench prefetch needs a CUDA GPU: ", cuda.reason);
-  const DeviceInfo info = query_device(0);
-  const int sms = (info.num_sms - 2) / o.ranks;
-  const double d2d = d2d_copy_gbps(o.reps);
+  const Setup env = setup(o, "prefetch");
+  const DeviceInfo& info = env.info;
+  const int sms = env.sms_per_rank;
+  const double d2d = env.d2d_gbps;
   Report report("symmoe bench prefetch");
   report.section(concat("expert prefetch (", prefetch::prefetch_mode_name(o.mode), "), ", o.ranks,
                         " virtual ranks on one ", info.name, ", ", kExpertsPerRank,
@@ -228,11 +245,10 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
 int run_bench_grad_reduce(const std::vector<std::string>& argv) {
   Options o;
   if (!parse(argv, &o, "grad-reduce")) return 2;
-  const CudaStatus cuda = probe_cuda();
-  SYMMOE_CHECK(cuda.device_count > 0, "symmoe bench grad-reduce needs a CUDA GPU: ", cuda.reason);
-  const DeviceInfo info = query_device(0);
-  const int sms = (info.num_sms - 2) / o.ranks;
-  const double d2d = d2d_copy_gbps(o.reps);
+  const Setup env = setup(o, "grad-reduce");
+  const DeviceInfo& info = env.info;
+  const int sms = env.sms_per_rank;
+  const double d2d = env.d2d_gbps;
   Report report("symmoe bench grad-reduce");
   report.section(concat("fp32 gradient reduce to owners, ", o.ranks, " virtual ranks on one ",
                         info.name, ", ", kExpertsPerRank, " experts per rank"));
