@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 
@@ -36,6 +37,15 @@ std::string capture(const std::function<void()>& step) {
 }
 
 size_t round_up(size_t v, size_t g) { return (v + g - 1) / g * g; }
+
+struct Counters {
+  std::atomic<int64_t> live_buffers{0}, allocations{0}, allocated_bytes{0}, imported{0},
+      mappings{0}, reserved_bytes{0};
+};
+Counters& counters() {
+  static Counters c;
+  return c;
+}
 
 // Largest granularity over the group for `type` (a rank that cannot query reports 0 and its
 // error through `local_error`).
@@ -155,6 +165,9 @@ std::unique_ptr<SymmetricBuffer> SymmetricBuffer::create(comm::Group& group,
     if (buf->handle_reason_.empty()) buf->handle_reason_ = "fd requested";
   }
   buf->handles_[rank] = own;
+  counters().allocations += 1;
+  counters().allocated_bytes += static_cast<int64_t>(buf->stride_);
+  counters().live_buffers += 1;
 
   // 4. Exchange and import the peers' handles.
   std::string local;
@@ -171,8 +184,12 @@ std::unique_ptr<SymmetricBuffer> SymmetricBuffer::create(comm::Group& group,
       CUmemFabricHandle handle{};
       std::memcpy(&handle, fabric_at(table, r), kFabricHandleBytes);
       local = vmm::try_import_fabric(handle, &h);
-      if (local.empty()) buf->handles_[r] = h;
-      else local = concat("importing rank ", r, "'s fabric handle: ", local);
+      if (local.empty()) {
+        buf->handles_[r] = h;
+        counters().imported += 1;
+      } else {
+        local = concat("importing rank ", r, "'s fabric handle: ", local);
+      }
     }
   } else {
     std::vector<int> fds = group.all_gather_fds(own_fd);
@@ -183,8 +200,12 @@ std::unique_ptr<SymmetricBuffer> SymmetricBuffer::create(comm::Group& group,
       if (r != rank && local.empty()) {
         CUmemGenericAllocationHandle h = 0;
         local = vmm::try_import_fd(fd_at(table, r), &h);
-        if (local.empty()) buf->handles_[r] = h;
-        else local = concat("importing rank ", r, "'s descriptor: ", local);
+        if (local.empty()) {
+          buf->handles_[r] = h;
+          counters().imported += 1;
+        } else {
+          local = concat("importing rank ", r, "'s descriptor: ", local);
+        }
       }
       ::close(fds[r]);
     }
@@ -197,10 +218,12 @@ std::unique_ptr<SymmetricBuffer> SymmetricBuffer::create(comm::Group& group,
     SYMMOE_CU_CHECK(cu.cuMemAddressReserve(&va, buf->stride_ * n, 0, 0, 0),
                     "reserving ", buf->stride_ * n, " bytes of address space");
     buf->va_ = va;
+    counters().reserved_bytes += static_cast<int64_t>(buf->stride_ * n);
     for (int r = 0; r < n; ++r) {
       SYMMOE_CU_CHECK(cu.cuMemMap(va + buf->stride_ * r, buf->stride_, 0, buf->handles_[r], 0),
                       "mapping rank ", r, "'s allocation");
       buf->mapped_[r] = true;
+      counters().mappings += 1;
       buf->bases_[r] = reinterpret_cast<void*>(va + buf->stride_ * r);
     }
     CUmemAccessDesc access{};
@@ -233,17 +256,38 @@ SymmetricBuffer::~SymmetricBuffer() { release(); }
 void SymmetricBuffer::release() noexcept {
   if (num_ranks_ == 0 || !driver_available()) return;
   const DriverApi& cu = driver();
+  Counters& c = counters();
   if (mapped_.size() == bases_.size()) forget_validated(bases_, device_);
   for (int r = 0; r < num_ranks_; ++r) {
-    if (mapped_[r]) cu.cuMemUnmap(va_ + stride_ * r, stride_);
+    if (mapped_[r]) {
+      cu.cuMemUnmap(va_ + stride_ * r, stride_);
+      c.mappings -= 1;
+    }
     mapped_[r] = false;
   }
-  if (va_ != 0) cu.cuMemAddressFree(va_, stride_ * num_ranks_);
-  va_ = 0;
-  for (auto& h : handles_) {
-    if (h != 0) cu.cuMemRelease(h);
-    h = 0;
+  if (va_ != 0) {
+    cu.cuMemAddressFree(va_, stride_ * num_ranks_);
+    c.reserved_bytes -= static_cast<int64_t>(stride_ * num_ranks_);
   }
+  va_ = 0;
+  for (int r = 0; r < num_ranks_; ++r) {
+    if (handles_[r] == 0) continue;
+    cu.cuMemRelease(handles_[r]);
+    if (r == rank_) {
+      c.allocations -= 1;
+      c.allocated_bytes -= static_cast<int64_t>(stride_);
+      c.live_buffers -= 1;
+    } else {
+      c.imported -= 1;
+    }
+    handles_[r] = 0;
+  }
+}
+
+SymmetricMemoryStats symmetric_memory_stats() {
+  const Counters& c = counters();
+  return {c.live_buffers.load(), c.allocations.load(), c.allocated_bytes.load(),
+          c.imported.load(), c.mappings.load(), c.reserved_bytes.load()};
 }
 
 void* SymmetricBuffer::peer(int r) const {

@@ -106,10 +106,12 @@ Row measure(int n, int count, int reps, int device_sms, size_t one_per_sm_smem) 
     const double round_us = timed_median_us(g, s, reps, rounds, [&] {
       runtime::launch_grid_barriers(s.rt, slice, rounds, one_per_sm_smem, s.stream, &peers, bytes, 0);
     });
-    std::lock_guard lock(m);
-    row.barrier_us = std::max(row.barrier_us, barrier_us);
-    row.baseline_us = std::max(row.baseline_us, baseline_us);
-    row.round_us = std::max(row.round_us, round_us);
+    {
+      std::lock_guard lock(m);  // released before the group barrier below
+      row.barrier_us = std::max(row.barrier_us, barrier_us);
+      row.baseline_us = std::max(row.baseline_us, baseline_us);
+      row.round_us = std::max(row.round_us, round_us);
+    }
     g.barrier();
   }, 120);
   return row;

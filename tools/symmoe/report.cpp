@@ -33,16 +33,26 @@ std::string json_escape(const std::string& s) {
 Report::Report(std::string command) : command_(std::move(command)) {
   commit_ = env::get_string("SYMMOE_BUILD_COMMIT");
   if (commit_.empty()) commit_ = SYMMOE_GIT_COMMIT;
+}
+
+namespace {
+
+// Host name and GPU 0. Called only when a JSON file is written: it initializes CUDA, which
+// must not happen before the doctor forks its process ranks.
+std::string describe_machine() {
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
-  machine_ = host;
+  std::string machine = host;
   if (probe_cuda().device_count > 0) {
     const DeviceInfo d = query_device(0);
-    machine_ += detail::concat(", ", d.name, " (", d.arch, ", ", d.num_sms, " SMs)");
+    machine += detail::concat(", ", d.name, " (", d.arch, ", ", d.num_sms, " SMs)");
   } else {
-    machine_ += ", no GPU";
+    machine += ", no GPU";
   }
+  return machine;
 }
+
+}  // namespace
 
 void Report::section(const std::string& title) {
   section_ = title;
@@ -93,7 +103,7 @@ std::string Report::to_json() const {
   std::ostringstream os;
   os << "{\n  \"tool\": \"symmoe\",\n  \"version\": \"" << kVersion << "\",\n  \"command\": \""
      << json_escape(command_) << "\",\n  \"commit\": \"" << json_escape(commit_)
-     << "\",\n  \"machine\": \"" << json_escape(machine_) << "\",\n  \"verdict\": \"" << (all_ok() ? "pass" : "fail")
+     << "\",\n  \"machine\": \"" << json_escape(describe_machine()) << "\",\n  \"verdict\": \"" << (all_ok() ? "pass" : "fail")
      << "\",\n  \"facts\": [";
   for (size_t i = 0; i < facts_.size(); ++i) {
     const Fact& f = facts_[i];

@@ -38,8 +38,7 @@ class Report {
     std::string section, name, status, detail;
   };
   std::string command_;
-  std::string commit_;   // SYMMOE_GIT_COMMIT baked in at configure time, or the env override
-  std::string machine_;  // host name and, where present, GPU 0
+  std::string commit_;  // SYMMOE_GIT_COMMIT baked in at configure time, or the env override
   std::string section_ = "general";
   std::vector<Fact> facts_;
   std::vector<Check> checks_;

@@ -36,6 +36,19 @@ struct SymmetricBufferOptions {
 // grant this device read/write access, then validate every peer before returning. Destruction
 // is local (unmap, free the range, release every handle); call it on all ranks after the last
 // kernel that touches the buffer has finished everywhere (e.g. after a group barrier).
+// What every symmetric buffer of this process holds right now (all ranks of the process
+// together). Creation and destruction keep these exact, so a leak shows as a non-zero count
+// after every buffer is gone.
+struct SymmetricMemoryStats {
+  int64_t live_buffers = 0;
+  int64_t allocations = 0;       // physical allocations created here (one per buffer)
+  int64_t allocated_bytes = 0;   // their bytes
+  int64_t imported_handles = 0;  // peers' allocations imported here
+  int64_t mappings = 0;          // mapped ranges (one per rank per buffer)
+  int64_t reserved_bytes = 0;    // virtual address space reserved
+};
+SymmetricMemoryStats symmetric_memory_stats();
+
 class SymmetricBuffer {
  public:
   // Collective over `group`; the calling thread's current CUDA device owns the allocation.
