@@ -30,12 +30,13 @@ step() { echo; echo "### $*"; }
 
 step "build"
 if ! { cmake --preset release -DCMAKE_CUDA_ARCHITECTURES=90a && cmake --build --preset release -j 16; } \
-    >"$OUT/build.log" 2>&1; then
+    >/tmp/symmoe-build.log 2>&1; then
+  cp /tmp/symmoe-build.log "$OUT/build.log"
   tail -40 "$OUT/build.log"
   echo "BUILD FAILED"
   exit 1
 fi
-grep -E "warning|MPI group" "$OUT/build.log" | head -20
+grep -E "warning|MPI group" /tmp/symmoe-build.log | head -20
 bin=build/release/tools/symmoe
 
 step "tests (ctest: CPU tests in parallel, then GPU tests one at a time with their output)"

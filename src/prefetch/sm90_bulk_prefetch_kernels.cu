@@ -89,8 +89,8 @@ __global__ void __launch_bounds__(kThreads, 1) sm90_bulk_prefetch_kernel(BulkPre
   const device::WaitContext ctx{a.status, a.timeout_ns, "sm90_bulk_prefetch"};
   auto* pad = reinterpret_cast<device::SignalPad*>(a.peers.base + a.layout.pad_offset);
   const int rank = a.peers.rank;
-  // Start: every owner's weights are final and every consumer's slots are free.
-  if (!device::grid_sync(a.grid, ctx, 0, rank)) return;
+  // Start: every owner's weights are final and every consumer's slots are free. Only other
+  // ranks are waited for, so block 0 alone meets them and one grid_sync releases the rest.
   if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
   if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
   int ok = 1;
@@ -107,8 +107,7 @@ __global__ void __launch_bounds__(256) fp32_grad_reduce_kernel(GradReduceArgs a)
   const device::WaitContext ctx{a.status, a.timeout_ns, "fp32_grad_reduce"};
   auto* pad = reinterpret_cast<device::SignalPad*>(a.peers.base + a.pad_offset);
   const int rank = a.peers.rank;
-  // Start: every rank finished writing its slot gradients.
-  if (!device::grid_sync(a.grid, ctx, 0, rank)) return;
+  // Start: every rank finished writing its slot gradients (stream order covers this rank's).
   if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
   if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
   const uint64_t vec_per_expert = a.elements / 4;
