@@ -22,6 +22,7 @@ struct BulkPrefetchArgs {
   device::GridSyncState* grid;
   device::StatusBlock* status;
   uint64_t timeout_ns;
+  int synchronize;  // 0: no start/end barriers (pull with static weights)
 };
 
 // Grid: one block per usable SM (whole shared-memory pipeline), at most one per chunk of work.

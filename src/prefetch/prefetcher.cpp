@@ -25,8 +25,11 @@ void agree_on_plan(comm::Group& group, const PrefetchPlan& plan, uint64_t extra,
 }  // namespace
 
 Prefetcher::Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::DeviceRuntime& rt,
-                       PrefetchPlan plan, PrefetchMode mode)
-    : pool_(pool), rt_(rt), mode_(mode) {
+                       PrefetchPlan plan, PrefetchMode mode, PrefetchOptions options)
+    : pool_(pool),
+      rt_(rt),
+      mode_(mode),
+      synchronize_(!(options.static_weights && mode == PrefetchMode::kPull)) {
   SYMMOE_CHECK(group.size() == static_cast<int>(pool.layout().num_ranks), "the group has ",
                group.size(), " ranks but the expert pool spans ", pool.layout().num_ranks);
   std::string local;
@@ -36,7 +39,8 @@ Prefetcher::Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::Devi
     local = e.what();
   }
   comm::require_all_ok(group, local, "prefetch plan");
-  agree_on_plan(group, plan, static_cast<uint64_t>(mode) + 1, "prefetch plan");
+  agree_on_plan(group, plan, static_cast<uint64_t>(mode) * 2 + (synchronize_ ? 1 : 0) + 1,
+                "prefetch plan");
   const auto tasks = copy_tasks(plan, pool.layout(), group.rank(), mode);
   num_tasks_ = static_cast<int>(tasks.size());
   bytes_ = count_bytes(tasks, pool.layout(), group.rank());
@@ -66,6 +70,7 @@ runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget bu
   args.grid = rt_.grid_state();
   args.status = rt_.status();
   args.timeout_ns = runtime::wait_timeout_ns(timeout_s);
+  args.synchronize = synchronize_ ? 1 : 0;
   launch_bulk_prefetch(args, config, stream);
   return config;
 }

@@ -91,11 +91,13 @@ __global__ void __launch_bounds__(kThreads, 1) sm90_bulk_prefetch_kernel(BulkPre
   const int rank = a.peers.rank;
   // Start: every owner's weights are final and every consumer's slots are free. Only other
   // ranks are waited for, so block 0 alone meets them and one grid_sync releases the rest.
-  if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
-  if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
+  if (a.synchronize) {
+    if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
+    if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
+  }
   int ok = 1;
   if (threadIdx.x == 0) ok = copy_chunks(a, smem, ctx);
-  if (!__syncthreads_and(ok)) return;
+  if (!__syncthreads_and(ok) || !a.synchronize) return;
   // End: every copy into every slot is performed before any rank goes on.
   if (!device::grid_sync(a.grid, ctx, 2, rank)) return;
   if (blockIdx.x == 0) device::cross_rank_barrier(a.peers, pad, ctx, 1);

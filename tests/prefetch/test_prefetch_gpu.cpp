@@ -67,7 +67,7 @@ std::vector<uint8_t> download(const void* src, size_t bytes, cudaStream_t s) {
 }
 
 void run_case(int n, PrefetchMode mode, const ExpertSpec& spec, uint32_t epr, uint32_t slots,
-              uint64_t seed, bool graph) {
+              uint64_t seed, bool graph, PrefetchOptions options = {}) {
   comm::run_thread_ranks(n, {0}, [&](comm::Group& g) {
     auto pool = ExpertPool::create(g, spec, epr, slots, symm::HandleType::kFd);
     const auto& l = pool->layout();
@@ -80,7 +80,8 @@ void run_case(int n, PrefetchMode mode, const ExpertSpec& spec, uint32_t epr, ui
     const auto mine = initial_image(l, g.rank(), seed);
     // The pad region holds barrier state: keep the buffer's own (zero) pad.
     upload(pool->buffer().local(), std::vector<uint8_t>(mine.begin(), mine.begin() + l.pad_offset), stream);
-    Prefetcher prefetcher(g, *pool, rt, plan, mode);
+    Prefetcher prefetcher(g, *pool, rt, plan, mode, options);
+    EXPECT_EQ(prefetcher.synchronizes(), !(options.static_weights && mode == PrefetchMode::kPull));
     g.barrier();
     const int rounds = graph ? 5 : 1;
     if (graph) {
@@ -134,6 +135,15 @@ TEST(PrefetchGpu, GraphCaptureAndReplay) {
   SYMMOE_SKIP_WITHOUT_GPU();
   run_case(4, PrefetchMode::kPush, ExpertSpec::single(512, 512, WeightDtype::kBF16), 2, 3, 41, true);
   run_case(2, PrefetchMode::kPull, ExpertSpec::single(512, 512, WeightDtype::kBF16), 2, 3, 42, true);
+}
+
+TEST(PrefetchGpu, StaticWeightsPullNeedsNoBarriers) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  const PrefetchOptions fixed{true};
+  run_case(4, PrefetchMode::kPull, ExpertSpec::single(256, 768, WeightDtype::kBF16), 3, 5, 51, false, fixed);
+  run_case(4, PrefetchMode::kPull, ExpertSpec::single(512, 512, WeightDtype::kBF16), 2, 3, 52, true, fixed);
+  // Push keeps its barriers (they guard the consumers' slots) even with static weights.
+  run_case(2, PrefetchMode::kPush, ExpertSpec::single(256, 768, WeightDtype::kBF16), 3, 5, 53, false, fixed);
 }
 
 TEST(PrefetchGpu, BadPlanIsANamedErrorOnEveryRank) {

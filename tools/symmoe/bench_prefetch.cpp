@@ -125,22 +125,24 @@ struct Options {
   int ranks = 4;
   int reps = 20;
   prefetch::PrefetchMode mode = prefetch::PrefetchMode::kPull;
+  bool static_weights = false;
   std::string json;
 };
 
 bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
   try {
-    Args args(argv, {}, {"ranks", "reps", "mode", "json"});
+    Args args(argv, {"static-weights"}, {"ranks", "reps", "mode", "json"});
     o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 16));
     o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 10000));
     const std::string mode = args.get("mode").value_or("pull");
     SYMMOE_CHECK(mode == "pull" || mode == "push", "--mode '", mode, "' must be pull or push");
     o->mode = mode == "pull" ? prefetch::PrefetchMode::kPull : prefetch::PrefetchMode::kPush;
     o->json = args.get("json").value_or("");
+    o->static_weights = args.flag("static-weights");
     return true;
   } catch (const Error& e) {
     std::fprintf(stderr, "symmoe bench %s: %s\nusage: symmoe bench %s [--ranks 4] [--reps 20] "
-                 "[--mode pull|push] [--json FILE]\n", name, e.what(), name);
+                 "[--mode pull|push] [--static-weights] [--json FILE]\n", name, e.what(), name);
     return false;
   }
 }
@@ -186,7 +188,9 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
   const int sms = env.sms_per_rank;
   const double d2d = env.d2d_gbps;
   Report report("symmoe bench prefetch");
-  report.section(concat("expert prefetch (", prefetch::prefetch_mode_name(o.mode), "), ", o.ranks,
+  report.section(concat("expert prefetch (", prefetch::prefetch_mode_name(o.mode),
+                        o.static_weights ? ", static weights: no barriers in pull mode" : ", start and end barriers",
+                        "), ", o.ranks,
                         " virtual ranks on one ", info.name, ", ", kExpertsPerRank,
                         " experts per rank, bf16"));
   report.line("Data = sum over ranks of bytes read + written (2 x copies x expert bytes); CommBW "
@@ -209,7 +213,7 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
       runtime::DeviceRuntime rt(pool->buffer().device());
       Stream stream;
       SYMMOE_CUDA_CHECK(cudaMemsetAsync(pool->buffer().local(), g.rank() + 1, pool->layout().slots_offset, stream));
-      prefetch::Prefetcher p(g, *pool, rt, plan, o.mode);
+      prefetch::Prefetcher p(g, *pool, rt, plan, o.mode, {o.static_weights});
       {
         std::lock_guard lock(m);
         data += p.bytes().read + p.bytes().written;

@@ -21,13 +21,20 @@ namespace symmoe::prefetch {
 // on the consumer's stream, the slot holds its expert and stays valid until the consumer's next
 // prefetch launch. (3) Work that reads a slot must be enqueued on the consumer's stream before
 // that next prefetch: its start barrier is what tells pushing owners the slot is free again.
-// Pull mode only writes local slots, but keeps both barriers so that (1) holds for owners.
+// Pull mode only writes local slots, but keeps both barriers so that (1) holds for owners —
+// unless the weights are static (inference: nothing modifies owned experts while prefetches
+// run), when a pull needs no cross-rank synchronization at all: PrefetchOptions::static_weights
+// drops both barriers in pull mode (push mode keeps them: they guard the consumers' slots).
+struct PrefetchOptions {
+  bool static_weights = false;
+};
+
 class Prefetcher {
  public:
   // Collective: validates the plan against the pool, checks that every rank holds the same
   // plan and mode, and uploads this rank's copy tasks to the device.
   Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::DeviceRuntime& rt,
-             PrefetchPlan plan, PrefetchMode mode);
+             PrefetchPlan plan, PrefetchMode mode, PrefetchOptions options = {});
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -41,11 +48,14 @@ class Prefetcher {
   int num_tasks() const { return num_tasks_; }
   CopyBytes bytes() const { return bytes_; }
   PrefetchMode mode() const { return mode_; }
+  // Whether launches meet the other ranks (start and end barriers).
+  bool synchronizes() const { return synchronize_; }
 
  private:
   const ExpertPool& pool_;
   runtime::DeviceRuntime& rt_;
   PrefetchMode mode_;
+  bool synchronize_ = true;
   int num_tasks_ = 0;
   CopyBytes bytes_;
   device::CopyTask* tasks_ = nullptr;  // device array
