@@ -12,8 +12,12 @@ thread_local SmBudget t_override;
 }  // namespace
 
 // NOTE [SM90 reserve]: SM100+ reserves 2 SMs (clusters of 2 CTAs: one SM held by another
-// stream must not keep a cluster from becoming resident). SM90 also reserves 2 by default;
-// bench/RESULTS.md ("residency") holds the H200 measurement behind that choice.
+// stream must not keep a cluster from becoming resident). SM90 reserves 2 as well, from the
+// H200 measurement (bench/RESULTS.md, "residency"): a cooperative one-block-per-SM grid
+// launched while a side stream held 2 SMs did not deadlock but was held back until the whole
+// grid fit, 1950 ms after launch, i.e. until the side kernel ended; with 2 SMs reserved the
+// same grid finished in 0.26 ms while the side kernel still ran. 2 of 132 SMs (1.5 %) is the
+// price; SYMMOE_RESERVED_SMS=0 takes every SM back where nothing else runs beside.
 int default_reserved_sms(int cc_major) {
   SYMMOE_CHECK(cc_major >= 1, "compute capability major ", cc_major, " is not a GPU");
   return 2;
