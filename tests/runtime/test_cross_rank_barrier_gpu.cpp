@@ -55,6 +55,25 @@ TEST(CrossRankBarrierGpu, TenThousandBackToBackWithoutLostOrDoubledSignals) {
   }
 }
 
+TEST(CrossRankBarrierGpu, UpToSeventyTwoRanks) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  // More ranks than a warp and up to a full NVL72 domain: every thread of the barrier block
+  // serves one peer or more.
+  for (int n : {33, 72}) {
+    comm::run_thread_ranks(n, {0}, [n](comm::Group& g) {
+      RankFixture f(g, 4096);
+      g.barrier();
+      launch(f, 1000);
+      auto failure = f.rt.take_failure(f.stream);
+      ASSERT_FALSE(failure.has_value()) << *failure;
+      const device::SignalPad pad = read_pad(f);
+      EXPECT_EQ(pad.epoch, 1000u);
+      for (int r = 0; r < n; ++r) EXPECT_EQ(pad.arrived[r], 1000u) << "signal from rank " << r;
+      g.barrier();
+    }, 120);
+  }
+}
+
 TEST(CrossRankBarrierGpu, MissingRankIsNamedWithinTheDeadlineAndWorkContinues) {
   SYMMOE_SKIP_WITHOUT_GPU();
   constexpr int kRanks = 4;

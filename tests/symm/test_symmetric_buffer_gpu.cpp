@@ -167,16 +167,20 @@ TEST(SymmetricBufferGpu, ThousandCreateDestroyCyclesReturnAllMemory) {
     if (g.rank() == 0) cudaMemGetInfo(&free_before, &total);
     g.barrier();
     for (int i = 0; i < kCycles; ++i) {
-      auto buf = SymmetricBuffer::create(g, fd_options((4 << 20) + (i % 3) * 4096));
-      if (g.rank() == 0 && i == 0) {
-        const SymmetricMemoryStats live = symmetric_memory_stats();
-        EXPECT_EQ(live.live_buffers, kRanks);
-        EXPECT_EQ(live.imported_handles, kRanks * (kRanks - 1));
-        EXPECT_EQ(live.mappings, kRanks * kRanks);
+      {
+        auto buf = SymmetricBuffer::create(g, fd_options((4 << 20) + (i % 3) * 4096));
+        if (g.rank() == 0 && i == 0) {
+          const SymmetricMemoryStats live = symmetric_memory_stats();
+          EXPECT_EQ(live.live_buffers, kRanks);
+          EXPECT_EQ(live.imported_handles, kRanks * (kRanks - 1));
+          EXPECT_EQ(live.mappings, kRanks * kRanks);
+        }
+        g.barrier();  // every rank done with it before anyone releases
       }
-      g.barrier();  // every rank done with it before anyone releases
-      g.barrier();
-      if (g.rank() == 0 && i == kCycles / 2) cudaMemGetInfo(&free_half, &total);
+      if (i == kCycles / 2) {
+        g.barrier();  // every rank released this cycle's buffer
+        if (g.rank() == 0) cudaMemGetInfo(&free_half, &total);
+      }
     }
     g.barrier();
     if (g.rank() == 0) cudaMemGetInfo(&free_after, &total);
