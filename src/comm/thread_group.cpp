@@ -1,6 +1,7 @@
 #include "symmoe/comm/thread_group.hpp"
 
 #include <cuda_runtime_api.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -92,7 +93,8 @@ class ThreadMember final : public Group {
       for (int r = 0; r < state_->size; ++r) {
         out[r] = ::dup(op.fds[r]);
         SYMMOE_CHECK(out[r] >= 0, "dup of rank ", r, "'s descriptor failed on rank ", rank_, ": ",
-                     std::strerror(errno));
+                     std::strerror(errno), " (ranks as threads share one process's open-file "
+                     "limit: raise it with ulimit -n)");
       }
     });
     return out;
@@ -199,8 +201,27 @@ void ThreadHub::abort(int rank, const std::string& reason) {
   state_->abort(detail::concat("rank ", rank, " failed: ", reason));
 }
 
+namespace {
+
+// N ranks in one process hold up to N * N descriptors at once while they exchange buffer
+// handles (every rank imports every peer's), e.g. 5184 for 72 ranks: lift the soft limit on
+// open files to the hard limit, once.
+void raise_descriptor_limit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+      lim.rlim_cur = lim.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &lim);
+    }
+  });
+}
+
+}  // namespace
+
 void run_thread_ranks(int size, const std::vector<int>& devices,
                       const std::function<void(Group&)>& fn, double timeout_s) {
+  raise_descriptor_limit();
   ThreadHub hub(size);
   std::mutex first_mutex;
   int first_rank = -1;

@@ -32,7 +32,8 @@ class ThreadHub {
 // Runs fn on `size` threads, one rank each. If devices is non-empty, rank r first makes
 // devices[r % devices.size()] current. A rank that throws aborts the hub (its peers fail at
 // once); after every thread ends, the first failure is rethrown as "rank r: <message>".
-// `timeout` <= 0 keeps the default bootstrap timeout.
+// `timeout` <= 0 keeps the default bootstrap timeout. Raises the process's soft limit on open
+// files to its hard limit (N ranks exchanging descriptors hold up to N * N at once).
 void run_thread_ranks(int size, const std::vector<int>& devices,
                       const std::function<void(Group&)>& fn, double timeout_s = 0);
 
