@@ -1,7 +1,6 @@
 #include "symmoe/prefetch/grad_reducer.hpp"
 
 #include "bulk_prefetch_launch.hpp"
-#include "symmoe/comm/agreement.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/symm/peer_validation.hpp"
 
@@ -40,19 +39,7 @@ GradReducer::GradReducer(comm::Group& group, const GradPool& pool, runtime::Devi
   // The plan addresses experts of the weight pool: validate it against those dimensions.
   device::ExpertPoolLayout weights = pool.layout();
   weights.experts_per_rank = pool.experts_per_rank();
-  std::string local;
-  try {
-    validate_plan(plan, weights);
-  } catch (const Error& e) {
-    local = e.what();
-  }
-  comm::require_all_ok(group, local, "gradient reduce plan");
-  const uint64_t digest = plan_digest(plan);
-  const auto all = group.all_gather_value(digest);
-  for (int r = 0; r < group.size(); ++r) {
-    SYMMOE_CHECK(all[r] == all[0], "gradient reduce plan: rank ", r,
-                 " holds a different plan than rank 0; every rank must pass the same plan");
-  }
+  agree_on_plan(group, plan, weights, 0, "gradient reduce plan");
   // Sources of each owned expert, in (rank, plan order) order.
   const uint32_t epr = pool.experts_per_rank();
   const uint32_t first = static_cast<uint32_t>(group.rank()) * epr;

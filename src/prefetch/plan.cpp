@@ -1,5 +1,6 @@
 #include "symmoe/prefetch/plan.hpp"
 
+#include "symmoe/comm/agreement.hpp"
 #include "symmoe/core/error.hpp"
 
 namespace symmoe::prefetch {
@@ -47,6 +48,24 @@ uint64_t plan_digest(const PrefetchPlan& plan) {
     for (const SlotAssignment& a : rank) mix((static_cast<uint64_t>(a.expert) << 32) | a.slot);
   }
   return h;
+}
+
+void agree_on_plan(comm::Group& group, const PrefetchPlan& plan,
+                   const device::ExpertPoolLayout& layout, uint64_t variant, const char* what) {
+  std::string local;
+  try {
+    validate_plan(plan, layout);
+  } catch (const Error& e) {
+    local = e.what();
+  }
+  comm::require_all_ok(group, local, what);
+  const uint64_t mine = plan_digest(plan) ^ (variant * 0x9E3779B97F4A7C15ull);
+  const auto all = group.all_gather_value(mine);
+  for (int r = 0; r < group.size(); ++r) {
+    SYMMOE_CHECK(all[r] == all[0], what, ": rank ", r, " holds a different plan or mode than rank 0 "
+                 "(digest 0x", std::hex, all[r], " vs 0x", all[0], std::dec,
+                 "); every rank must pass the same plan");
+  }
 }
 
 std::vector<device::CopyTask> copy_tasks(const PrefetchPlan& plan,

@@ -1,28 +1,10 @@
 #include "symmoe/prefetch/prefetcher.hpp"
 
 #include "bulk_prefetch_launch.hpp"
-#include "symmoe/comm/agreement.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/symm/peer_validation.hpp"
 
 namespace symmoe::prefetch {
-
-using ::symmoe::detail::concat;
-
-namespace {
-
-// Every rank must run the same plan in the same mode: compare digests, name who differs.
-void agree_on_plan(comm::Group& group, const PrefetchPlan& plan, uint64_t extra, const char* what) {
-  const uint64_t mine = plan_digest(plan) ^ (extra * 0x9E3779B97F4A7C15ull);
-  const auto all = group.all_gather_value(mine);
-  for (int r = 0; r < group.size(); ++r) {
-    SYMMOE_CHECK(all[r] == all[0], what, ": rank ", r, " holds a different plan or mode than rank 0 "
-                 "(digest 0x", std::hex, all[r], " vs 0x", all[0], std::dec,
-                 "); every rank must pass the same plan");
-  }
-}
-
-}  // namespace
 
 Prefetcher::Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::DeviceRuntime& rt,
                        PrefetchPlan plan, PrefetchMode mode, PrefetchOptions options)
@@ -32,15 +14,8 @@ Prefetcher::Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::Devi
       synchronize_(!(options.static_weights && mode == PrefetchMode::kPull)) {
   SYMMOE_CHECK(group.size() == static_cast<int>(pool.layout().num_ranks), "the group has ",
                group.size(), " ranks but the expert pool spans ", pool.layout().num_ranks);
-  std::string local;
-  try {
-    validate_plan(plan, pool.layout());
-  } catch (const Error& e) {
-    local = e.what();
-  }
-  comm::require_all_ok(group, local, "prefetch plan");
-  agree_on_plan(group, plan, static_cast<uint64_t>(mode) * 2 + (synchronize_ ? 1 : 0) + 1,
-                "prefetch plan");
+  agree_on_plan(group, plan, pool.layout(),
+                static_cast<uint64_t>(mode) * 2 + (synchronize_ ? 1 : 0) + 1, "prefetch plan");
   const auto tasks = copy_tasks(plan, pool.layout(), group.rank(), mode);
   num_tasks_ = static_cast<int>(tasks.size());
   bytes_ = count_bytes(tasks, pool.layout(), group.rank());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "symmoe/comm/group.hpp"
 #include "symmoe/device/expert_pool_layout.cuh"
 
 namespace symmoe::prefetch {
@@ -34,6 +35,12 @@ void validate_plan(const PrefetchPlan& plan, const device::ExpertPoolLayout& lay
 
 // FNV-1a over the whole plan: every rank must hold the same one.
 uint64_t plan_digest(const PrefetchPlan& plan);
+
+// Collective: validates the plan on every rank (all fail together, each failing rank named,
+// prefixed by `what`), then checks that every rank holds the same plan and `variant` (a mode
+// or option code the caller folds in), naming the first rank that differs from rank 0.
+void agree_on_plan(comm::Group& group, const PrefetchPlan& plan,
+                   const device::ExpertPoolLayout& layout, uint64_t variant, const char* what);
 
 // The copies this rank's kernel performs: pull = every assignment of this rank (from the
 // owner); push = every assignment of any rank whose expert this rank owns. Ordered by
