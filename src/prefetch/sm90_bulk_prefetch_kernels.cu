@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "../runtime/kernel_launch.cuh"
 #include "../runtime/kernel_lists.hpp"
 #include "bulk_prefetch_launch.hpp"
 #include "symmoe/core/device_info.hpp"
@@ -143,23 +144,6 @@ __global__ void __launch_bounds__(256) fp32_grad_reduce_kernel(GradReduceArgs a)
   if (blockIdx.x == 0) device::cross_rank_barrier(a.peers, pad, ctx, 1);
 }
 
-template <class Args>
-void launch_cooperative(void (*kernel)(Args), const Args& args, const runtime::GridLaunch& c,
-                        cudaStream_t stream, const char* name) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(c.grid));
-  cfg.blockDim = dim3(static_cast<unsigned>(c.block));
-  cfg.dynamicSmemBytes = c.smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeCooperative;
-  attr.val.cooperative = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  SYMMOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args), name, ": grid ", c.grid, " x ",
-                    c.block, ", ", c.smem, " bytes of shared memory");
-}
-
 }  // namespace
 
 runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget, uint64_t num_chunks) {
@@ -180,7 +164,8 @@ void launch_bulk_prefetch(const BulkPrefetchArgs& args, const runtime::GridLaunc
   SYMMOE_CUDA_CHECK(cudaFuncSetAttribute(sm90_bulk_prefetch_kernel,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(kPrefetchSmem)));
-  launch_cooperative(sm90_bulk_prefetch_kernel, args, config, stream, "sm90_bulk_prefetch_kernel");
+  runtime::launch_kernel(sm90_bulk_prefetch_kernel, args, config.grid, config.block, config.smem, true,
+                         stream, "sm90_bulk_prefetch_kernel");
 }
 
 runtime::GridLaunch grad_reduce_config(int device, runtime::SmBudget budget) {
@@ -196,7 +181,8 @@ runtime::GridLaunch grad_reduce_config(int device, runtime::SmBudget budget) {
 
 void launch_grad_reduce(const GradReduceArgs& args, const runtime::GridLaunch& config,
                         cudaStream_t stream) {
-  launch_cooperative(fp32_grad_reduce_kernel, args, config, stream, "fp32_grad_reduce_kernel");
+  runtime::launch_kernel(fp32_grad_reduce_kernel, args, config.grid, config.block, config.smem, true,
+                         stream, "fp32_grad_reduce_kernel");
 }
 
 }  // namespace symmoe::prefetch

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "kernel_launch.cuh"
 #include "kernel_lists.hpp"
 #include "symmoe/core/device_info.hpp"
 #include "symmoe/core/error.hpp"
@@ -59,25 +60,6 @@ __global__ void sm_holder_kernel(uint64_t hold_ns) {
   while (device::ptx::globaltimer_ns() - start < hold_ns) __nanosleep(1000);
 }
 
-template <class Args>
-void launch(void (*kernel)(Args), const Args& args, int grid, int block, size_t smem,
-            bool cooperative, cudaStream_t stream, const char* name) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(grid));
-  cfg.blockDim = dim3(static_cast<unsigned>(block));
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeCooperative;
-  attr.val.cooperative = 1;
-  if (cooperative) {
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-  }
-  SYMMOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args), name, ": grid ", grid, " x ", block,
-                    " threads, ", smem, " bytes of shared memory");
-}
-
 void check_pad(const device::PeerTable& peers, size_t buffer_bytes, size_t pad_offset, int device) {
   SYMMOE_CHECK(pad_offset % alignof(device::SignalPad) == 0, "signal pad offset ", pad_offset,
                " must be a multiple of ", alignof(device::SignalPad));
@@ -108,7 +90,7 @@ void launch_cross_rank_barriers(DeviceRuntime& rt, const device::PeerTable& peer
                   wait_timeout_ns(timeout_s),
                   count,
                   tag};
-  launch(cross_rank_barrier_loop_kernel, a, 1, kBarrierThreads, 0, false, stream,
+  launch_kernel(cross_rank_barrier_loop_kernel, a, 1, kBarrierThreads, 0, false, stream,
          "cross_rank_barrier_loop_kernel");
 }
 
@@ -144,7 +126,7 @@ GridLaunch launch_grid_barriers(DeviceRuntime& rt, SmBudget budget, int iteratio
   g.block = kBarrierThreads;
   g.smem = smem_per_block;
   g.grid = per_sm * g.sms.usable;
-  launch(grid_barrier_loop_kernel, a, g.grid, g.block, g.smem, true, stream,
+  launch_kernel(grid_barrier_loop_kernel, a, g.grid, g.block, g.smem, true, stream,
          "grid_barrier_loop_kernel");
   return g;
 }

@@ -5,6 +5,7 @@
 #include "symmoe/device/smoke_pattern.cuh"
 #include "symmoe/symm/peer_smoke.hpp"
 #include "symmoe/symm/peer_validation.hpp"
+#include "../runtime/kernel_launch.cuh"
 #include "../runtime/kernel_lists.hpp"
 
 namespace symmoe::symm {
@@ -82,14 +83,10 @@ LaunchConfig smoke_config(int device) {
   return {dim3(static_cast<unsigned>(std::max(1, sms / 4))), dim3(256)};
 }
 
-template <class Kernel>
-void launch(Kernel kernel, const SmokeArgs& args, int device, cudaStream_t stream) {
+void launch(void (*kernel)(SmokeArgs), const SmokeArgs& args, int device, cudaStream_t stream) {
   const LaunchConfig cfg = smoke_config(device);
-  cudaLaunchConfig_t lc{};
-  lc.gridDim = cfg.grid;
-  lc.blockDim = cfg.block;
-  lc.stream = stream;
-  SYMMOE_CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, args), "smoke kernel on device ", device);
+  runtime::launch_kernel(kernel, args, static_cast<int>(cfg.grid.x), static_cast<int>(cfg.block.x), 0,
+                         false, stream, "smoke kernel");
 }
 
 void check_args(const device::PeerTable& table, int device, uint64_t words_per_slice) {
