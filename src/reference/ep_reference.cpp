@@ -1,11 +1,13 @@
 #include "symmoe/reference/ep_reference.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
 #include "symmoe/core/bf16.hpp"
 #include "symmoe/core/error.hpp"
+#include "symmoe/device/fp8_block_quant.cuh"
 
 namespace symmoe::reference {
 
@@ -29,10 +31,46 @@ void check_inputs(const std::vector<RankTokens>& inputs, const ep::EpShape& s) {
 
 }  // namespace
 
+void quantize_fp8_blocks(const std::vector<uint16_t>& x, int num_tokens, int hidden,
+                         std::vector<uint8_t>& q, std::vector<float>& scales) {
+  constexpr int kBlock = device::kFp8BlockElems;
+  SYMMOE_CHECK(hidden % kBlock == 0, "hidden ", hidden, " is not a multiple of ", kBlock);
+  SYMMOE_CHECK(x.size() == static_cast<size_t>(num_tokens) * hidden, "x holds ", x.size(),
+               " values for [", num_tokens, ", ", hidden, "]");
+  q.assign(x.size(), 0);
+  scales.assign(static_cast<size_t>(num_tokens) * (hidden / kBlock), 0.f);
+  for (size_t b = 0; b < scales.size(); ++b) {
+    float amax = 0.f;
+    for (int i = 0; i < kBlock; ++i) amax = std::max(amax, std::fabs(bf16_bits_to_float(x[b * kBlock + i])));
+    const float scale = device::fp8_block_scale(amax);
+    scales[b] = scale;
+    for (int i = 0; i < kBlock; ++i) {
+      q[b * kBlock + i] = device::fp8_e4m3_from_float(bf16_bits_to_float(x[b * kBlock + i]) / scale);
+    }
+  }
+}
+
 std::vector<ExpertMajor> dispatch_reference(const std::vector<RankTokens>& inputs,
-                                            const ep::EpShape& s, int alignment) {
+                                            const ep::EpShape& s, int alignment,
+                                            device::EpPayload payload) {
   check_inputs(inputs, s);
   SYMMOE_CHECK(alignment >= 1, "segment alignment ", alignment, " must be positive");
+  const bool fp8 = payload == device::EpPayload::kFP8;
+  const int spr = fp8 ? s.hidden / device::kFp8BlockElems : 0;
+  // FP8 rows of every source: given, or quantized from its bf16 rows.
+  std::vector<std::vector<uint8_t>> q(s.num_ranks);
+  std::vector<std::vector<float>> qs(s.num_ranks);
+  for (int r = 0; fp8 && r < s.num_ranks; ++r) {
+    const RankTokens& in = inputs[r];
+    if (!in.x_fp8.empty()) {
+      SYMMOE_CHECK(in.x_fp8.size() == in.x.size() && in.x_scales.size() == static_cast<size_t>(in.num_tokens) * spr,
+                   "rank ", r, ": fp8 input and scales do not match [", in.num_tokens, ", ", s.hidden, "]");
+      q[r] = in.x_fp8;
+      qs[r] = in.x_scales;
+    } else {
+      quantize_fp8_blocks(in.x, in.num_tokens, s.hidden, q[r], qs[r]);
+    }
+  }
   const int epr = s.experts_per_rank();
   std::vector<ExpertMajor> out(s.num_ranks);
   for (int dst = 0; dst < s.num_ranks; ++dst) {
@@ -57,7 +95,12 @@ std::vector<ExpertMajor> dispatch_reference(const std::vector<RankTokens>& input
       m.segment_offset[j + 1] = m.segment_offset[j] + padded;
     }
     const size_t rows = static_cast<size_t>(m.segment_offset[epr]);
-    m.rows.assign(rows * s.hidden, 0);
+    if (fp8) {
+      m.rows_fp8.assign(rows * s.hidden, 0);
+      m.scales.assign(rows * spr, 0.f);
+    } else {
+      m.rows.assign(rows * s.hidden, 0);
+    }
     m.src_rank.assign(rows, -1);
     m.src_token.assign(rows, -1);
     m.src_k.assign(rows, -1);
@@ -67,8 +110,14 @@ std::vector<ExpertMajor> dispatch_reference(const std::vector<RankTokens>& input
         const auto [src, t, k] = members[j][i];
         const size_t row = static_cast<size_t>(m.segment_offset[j]) + i;
         const RankTokens& in = inputs[src];
-        std::copy_n(in.x.begin() + static_cast<size_t>(t) * s.hidden, s.hidden,
-                    m.rows.begin() + row * s.hidden);
+        if (fp8) {
+          std::copy_n(q[src].begin() + static_cast<size_t>(t) * s.hidden, s.hidden,
+                      m.rows_fp8.begin() + row * s.hidden);
+          std::copy_n(qs[src].begin() + static_cast<size_t>(t) * spr, spr, m.scales.begin() + row * spr);
+        } else {
+          std::copy_n(in.x.begin() + static_cast<size_t>(t) * s.hidden, s.hidden,
+                      m.rows.begin() + row * s.hidden);
+        }
         m.src_rank[row] = src;
         m.src_token[row] = t;
         m.src_k[row] = k;
@@ -97,30 +146,22 @@ std::vector<std::vector<uint16_t>> combine_reference(const std::vector<std::vect
     }
   }
   std::vector<std::vector<uint16_t>> out(s.num_ranks);
-  std::vector<float> total(s.hidden), partial(s.hidden);
+  std::vector<float> acc(s.hidden);
   for (int src = 0; src < s.num_ranks; ++src) {
     const RankTokens& in = inputs[src];
     out[src].assign(static_cast<size_t>(in.num_tokens) * s.hidden, 0);
     for (int t = 0; t < in.num_tokens; ++t) {
-      std::fill(total.begin(), total.end(), 0.f);
-      for (int dst = 0; dst < s.num_ranks; ++dst) {
-        bool any = false;
-        std::fill(partial.begin(), partial.end(), 0.f);
-        for (int k = 0; k < s.top_k; ++k) {
-          const int64_t e = in.topk_idx[static_cast<size_t>(t) * s.top_k + k];
-          if (e < 0 || s.rank_of(static_cast<int>(e)) != dst) continue;
-          const auto [rank, row] = where.at({src, t, k});
-          const float w = in.topk_weights[static_cast<size_t>(t) * s.top_k + k];
-          const uint16_t* yr = y[rank].data() + row * s.hidden;
-          for (int h = 0; h < s.hidden; ++h) partial[h] += w * bf16_bits_to_float(yr[h]);
-          any = true;
-        }
-        if (any) {
-          for (int h = 0; h < s.hidden; ++h) total[h] += partial[h];
-        }
+      std::fill(acc.begin(), acc.end(), 0.f);
+      for (int k = 0; k < s.top_k; ++k) {
+        const int64_t e = in.topk_idx[static_cast<size_t>(t) * s.top_k + k];
+        if (e < 0) continue;
+        const auto [rank, row] = where.at({src, t, k});
+        const float w = in.topk_weights[static_cast<size_t>(t) * s.top_k + k];
+        const uint16_t* yr = y[rank].data() + row * s.hidden;
+        for (int h = 0; h < s.hidden; ++h) acc[h] = std::fma(w, bf16_bits_to_float(yr[h]), acc[h]);
       }
       for (int h = 0; h < s.hidden; ++h) {
-        out[src][static_cast<size_t>(t) * s.hidden + h] = float_to_bf16_bits(total[h]);
+        out[src][static_cast<size_t>(t) * s.hidden + h] = float_to_bf16_bits(acc[h]);
       }
     }
   }

@@ -38,6 +38,27 @@ std::string describe_status(const device::StatusBlock& s) {
                   " s, SYMMOE_WAIT_TIMEOUT_S]");
   }
   if (code == device::StatusCode::kInvalidInput) {
+    if (site == "topk_idx") {
+      return concat(where, ": topk_idx[token ", s.tag, ", k ", s.peer, "] = ",
+                    static_cast<int64_t>(s.seen), " is out of range: expert ids lie in [0, ",
+                    s.expected, ") or are -1 to mask a slot (the pair was not dispatched)");
+    }
+    if (site == "peer_routing") {
+      return concat(where, ": rank ", s.peer, " dispatched an invalid top-k id (its own error "
+                    "names it); its invalid pairs were not dispatched");
+    }
+    if (site == "recv_capacity") {
+      return concat(where, ": the dispatch needs ", s.seen, " receive rows but the EP buffer holds ",
+                    s.expected, " (EpConfig::recv_capacity_rows); nothing was received");
+    }
+    if (site == "combine_order") {
+      return concat(where, ": combine without a preceding dispatch on this EP buffer (last "
+                    "operation ", s.seen, "; 0 none, 2 combine)");
+    }
+    if (site == "combine_row") {
+      return concat(where, ": token ", s.tag, ", k ", s.peer, " has no receive row (its "
+                    "dispatch failed), so its output row is incomplete");
+    }
     return concat(where, " rejected its input in ", site, " (tag ", s.tag, "): value ", s.seen,
                   ", limit ", s.expected);
   }

@@ -15,6 +15,8 @@ std::vector<KernelEntry> all_kernels() {
   append_smoke_kernels(out);
   append_barrier_kernels(out);
   append_prefetch_kernels(out);
+  append_ep_dispatch_kernels(out);
+  append_ep_combine_kernels(out);
   return out;
 }
 

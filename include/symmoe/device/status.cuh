@@ -66,9 +66,10 @@ SYMMOE_DEVICE bool aborted(const StatusBlock* status) {
   return ptx::ld_volatile(&status->abort) != 0;
 }
 
-// Records a failure (the first one wins the record) and raises the abort flag.
-SYMMOE_DEVICE void report_failure(const WaitContext& ctx, StatusCode code, const WaitSite& where,
-                                  uint64_t expected, uint64_t seen, uint64_t waited_ns) {
+// Records a failure (the first one wins the record) without stopping the kernel: for bad
+// inputs found inside a cross-rank protocol, which must still meet its peers.
+SYMMOE_DEVICE void record_failure(const WaitContext& ctx, StatusCode code, const WaitSite& where,
+                                  uint64_t expected, uint64_t seen, uint64_t waited_ns = 0) {
   StatusBlock* s = ctx.status;
   if (atomicCAS(&s->code, 0u, static_cast<uint32_t>(code)) == 0u) {
     s->tag = where.tag;
@@ -84,7 +85,13 @@ SYMMOE_DEVICE void report_failure(const WaitContext& ctx, StatusCode code, const
     detail::copy_name(s->site, where.site);
     detail::copy_name(s->kernel, ctx.kernel);
   }
-  ptx::st_volatile(&s->abort, 1u);
+}
+
+// Records a failure and raises the abort flag: every bounded wait of the grid gives up.
+SYMMOE_DEVICE void report_failure(const WaitContext& ctx, StatusCode code, const WaitSite& where,
+                                  uint64_t expected, uint64_t seen, uint64_t waited_ns) {
+  record_failure(ctx, code, where, expected, seen, waited_ns);
+  ptx::st_volatile(&ctx.status->abort, 1u);
 }
 #endif
 

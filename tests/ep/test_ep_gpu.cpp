@@ -1,0 +1,383 @@
+// Dispatch and combine between virtual ranks on one GPU, against the CPU references: the
+// expert-major layout row by row (self-identifying rows), fp8 codes and scales bitwise,
+// combine bitwise, graph replays equal to eager runs, and named errors for bad inputs.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "support/device_array.hpp"
+#include "support/ep_inputs.hpp"
+#include "support/error_text.hpp"
+#include "support/gpu.hpp"
+#include "symmoe/comm/thread_group.hpp"
+#include "symmoe/core/bf16.hpp"
+#include "symmoe/core/cuda_handles.hpp"
+#include "symmoe/core/device_info.hpp"
+#include "symmoe/ep/ep_buffer.hpp"
+
+namespace symmoe::ep {
+namespace {
+
+using reference::ExpertMajor;
+using reference::RankTokens;
+using test::DeviceArray;
+
+// Virtual ranks share the GPU: each gets its slice of SMs so that every grid is resident.
+runtime::SmBudget slice(int ranks) { return {(query_device(0).num_sms - 4) / ranks, 0}; }
+
+struct Case {
+  int ranks = 2;
+  EpShape shape;
+  std::vector<int> tokens;  // per rank (cycled)
+  int max_tokens = 0;
+  int alignment = 8;
+  device::EpPayload payload = device::EpPayload::kBF16;
+  bool fp8_input = false;   // fp8 rows + scales given (else bf16, quantized for fp8 payloads)
+  IdDtype ids = IdDtype::kInt64;
+  test::EpInputOptions inputs;
+};
+
+// Device copies of one rank's inputs.
+struct RankInputs {
+  DeviceArray<uint16_t> x;
+  DeviceArray<uint8_t> x_fp8;
+  DeviceArray<float> x_scales;
+  DeviceArray<int64_t> idx64;
+  DeviceArray<int32_t> idx32;
+  DeviceArray<float> weights;
+
+  explicit RankInputs(const RankTokens& in)
+      : x(in.x), x_fp8(in.x_fp8), x_scales(in.x_scales), idx64(in.topk_idx),
+        idx32(std::vector<int32_t>(in.topk_idx.begin(), in.topk_idx.end())), weights(in.topk_weights) {}
+
+  DispatchInput input(const Case& c, int num_tokens) const {
+    DispatchInput d;
+    d.num_tokens = num_tokens;
+    if (c.fp8_input) {
+      d.x = x_fp8.get();
+      d.x_dtype = TokenDtype::kFP8E4M3;
+      d.x_scales = x_scales.get();
+    } else {
+      d.x = x.get();
+    }
+    d.idx_dtype = c.ids;
+    d.topk_idx = c.ids == IdDtype::kInt64 ? static_cast<const void*>(idx64.get()) : idx32.get();
+    d.topk_weights = weights.get();
+    return d;
+  }
+};
+
+std::vector<RankTokens> case_inputs(const Case& c) {
+  auto in = test::make_ep_inputs(c.shape, c.tokens, c.inputs);
+  if (c.fp8_input) {
+    for (auto& r : in) reference::quantize_fp8_blocks(r.x, r.num_tokens, c.shape.hidden, r.x_fp8, r.x_scales);
+  }
+  return in;
+}
+
+// Checks this rank's receive layout against the reference: segment tables, every valid row's
+// payload (and scales), weight and source tag; the source tag must agree with the row's
+// self-identification.
+void expect_layout(const EpBuffer& b, const ExpertMajor& m, const Case& c, int rank) {
+  const EpShape& s = c.shape;
+  const int epr = s.experts_per_rank();
+  const auto offsets = DeviceArray<int32_t>::download_from(b.segment_offsets(), epr + 1);
+  const auto counts = DeviceArray<int32_t>::download_from(b.segment_counts(), epr);
+  ASSERT_EQ(offsets, m.segment_offset) << "rank " << rank << ": segment offsets";
+  ASSERT_EQ(counts, m.segment_count) << "rank " << rank << ": segment counts";
+  const size_t rows = static_cast<size_t>(m.segment_offset[epr]);
+  const auto weights = DeviceArray<float>::download_from(b.recv_weights(), rows);
+  const auto source = DeviceArray<int32_t>::download_from(b.recv_source(), rows);
+  const bool fp8 = c.payload == device::EpPayload::kFP8;
+  const auto x16 = fp8 ? std::vector<uint16_t>() : DeviceArray<uint16_t>::download_from(b.recv_x(), rows * s.hidden);
+  const auto x8 = fp8 ? DeviceArray<uint8_t>::download_from(b.recv_x(), rows * s.hidden) : std::vector<uint8_t>();
+  const int spr = s.hidden / 128;
+  const auto scales = fp8 ? DeviceArray<float>::download_from(b.recv_scales(), rows * spr) : std::vector<float>();
+  for (int j = 0; j < epr; ++j) {
+    for (int i = 0; i < m.segment_count[j]; ++i) {
+      const size_t row = static_cast<size_t>(m.segment_offset[j]) + i;
+      const int64_t tag = (static_cast<int64_t>(m.src_rank[row]) * c.max_tokens + m.src_token[row]) * s.top_k + m.src_k[row];
+      ASSERT_EQ(source[row], tag) << "rank " << rank << " row " << row;
+      ASSERT_EQ(weights[row], m.weight[row]) << "rank " << rank << " row " << row;
+      if (fp8) {
+        ASSERT_EQ(std::memcmp(x8.data() + row * s.hidden, m.rows_fp8.data() + row * s.hidden, s.hidden), 0)
+            << "rank " << rank << " row " << row << ": fp8 codes";
+        ASSERT_EQ(std::memcmp(scales.data() + row * spr, m.scales.data() + row * spr, spr * 4), 0)
+            << "rank " << rank << " row " << row << ": scales";
+      } else {
+        const uint16_t* got = x16.data() + row * s.hidden;
+        ASSERT_EQ(bf16_bits_to_float(got[0]), static_cast<float>(m.src_rank[row])) << "row " << row;
+        ASSERT_EQ(bf16_bits_to_float(got[1]) * 256 + bf16_bits_to_float(got[2]),
+                  static_cast<float>(m.src_token[row])) << "row " << row;
+        ASSERT_EQ(std::memcmp(got, m.rows.data() + row * s.hidden, s.hidden * 2), 0)
+            << "rank " << rank << " row " << row;
+      }
+    }
+  }
+}
+
+// Expert outputs for combine: random bf16 rows per rank (same on every thread).
+std::vector<std::vector<uint16_t>> random_outputs(const std::vector<ExpertMajor>& layouts, int hidden,
+                                                  uint64_t seed) {
+  std::vector<std::vector<uint16_t>> y;
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (size_t r = 0; r < layouts.size(); ++r) {
+    std::mt19937 rng(static_cast<unsigned>(seed * 100 + r));
+    std::vector<uint16_t> v(layouts[r].src_rank.size() * hidden);
+    for (auto& b : v) b = float_to_bf16_bits(d(rng));
+    y.push_back(std::move(v));
+  }
+  return y;
+}
+
+EpConfig config_of(const Case& c) {
+  EpConfig cfg;
+  cfg.num_experts = c.shape.num_experts;
+  cfg.top_k = c.shape.top_k;
+  cfg.hidden = c.shape.hidden;
+  cfg.max_tokens_per_rank = c.max_tokens;
+  cfg.alignment = c.alignment;
+  cfg.payload = c.payload;
+  cfg.handle_type = symm::HandleType::kFd;
+  return cfg;
+}
+
+// Dispatch (twice when `twice`: the second one runs the entry barrier), check the layout,
+// then combine random expert outputs and compare with the reference bitwise.
+void run_case(const Case& c, bool twice = false) {
+  const auto inputs = case_inputs(c);
+  const auto layouts = reference::dispatch_reference(inputs, c.shape, c.alignment, c.payload);
+  const auto y = random_outputs(layouts, c.shape.hidden, c.inputs.seed);
+  const auto expected = reference::combine_reference(y, layouts, inputs, c.shape);
+  comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
+    const int rank = g.rank();
+    runtime::DeviceRuntime rt(0);
+    auto b = EpBuffer::create(g, rt, config_of(c));
+    Stream stream;
+    RankInputs dev(inputs[rank]);
+    const int T = inputs[rank].num_tokens;
+    test::poison(b->recv_x(), b->layout().recv_rows * b->layout().row_bytes);
+    test::poison(b->recv_weights(), b->layout().recv_rows * 4);
+    test::poison(b->recv_source(), b->layout().recv_rows * 4);
+    DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
+    if (twice) h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
+    rt.check(stream);
+    expect_layout(*b, layouts[rank], c, rank);
+    SYMMOE_CUDA_CHECK(cudaMemcpy(b->expert_output(), y[rank].data(), y[rank].size() * 2, cudaMemcpyHostToDevice));
+    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
+    test::poison(out.get(), out.size() * 2);
+    g.barrier();  // every rank's expert outputs are uploaded (host copies are not stream-ordered)
+    b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
+    rt.check(stream);
+    const auto got = out.download();
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], expected[rank][i]) << "rank " << rank << " token " << i / c.shape.hidden
+                                           << " element " << i % c.shape.hidden;
+    }
+    g.barrier();
+  }, 120);
+}
+
+Case make_case(int ranks, int experts, int top_k, int hidden, std::vector<int> tokens, int max_tokens,
+               uint64_t seed) {
+  Case c;
+  c.ranks = ranks;
+  c.shape = EpShape{ranks, experts, top_k, hidden};
+  c.tokens = std::move(tokens);
+  c.max_tokens = max_tokens;
+  c.inputs.seed = seed;
+  return c;
+}
+
+TEST(EpGpu, DispatchAndCombineMatchTheReferenceOn2To8Ranks) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  std::mt19937 rng(5);
+  for (int ranks : {2, 4, 8}) {
+    for (int rep = 0; rep < 2; ++rep) {
+      const int epr = 1 + static_cast<int>(rng() % 6);
+      const int top_k = 1 + static_cast<int>(rng() % std::min(8, ranks * epr));
+      const int hidden = 8 * (1 + static_cast<int>(rng() % 96));
+      const int max_tokens = 1 + static_cast<int>(rng() % 200);
+      // T = max, T = 1, T = 0 and random counts.
+      std::vector<int> tokens{max_tokens, 1, 0};
+      for (int r = 3; r < ranks; ++r) tokens.push_back(static_cast<int>(rng() % (max_tokens + 1)));
+      Case c = make_case(ranks, ranks * epr, top_k, hidden, tokens, max_tokens, 100 + ranks * 10 + rep);
+      c.alignment = rep == 0 ? 1 : 16;
+      c.inputs.idle_rank = ranks - 1;  // a rank that receives nothing
+      c.ids = rep == 0 ? IdDtype::kInt64 : IdDtype::kInt32;
+      SCOPED_TRACE(testing::Message() << ranks << " ranks, " << ranks * epr << " experts, top-" << top_k
+                                      << ", hidden " << hidden << ", max tokens " << max_tokens);
+      run_case(c);
+    }
+  }
+}
+
+TEST(EpGpu, DeepSeekShapedRowsAndRepeatedDispatch) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Case c = make_case(8, 64, 8, 7168, {128, 77}, 128, 7);
+  c.alignment = 128;
+  c.inputs.mask_one_in = 0;
+  run_case(c, /*twice=*/true);
+}
+
+TEST(EpGpu, Fp8QuantizedOnTheFlyAndFp8InputScalesRoundTrip) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Case c = make_case(4, 16, 4, 512, {50, 1, 33, 0}, 64, 9);
+  c.payload = device::EpPayload::kFP8;
+  run_case(c);  // bf16 in, quantized during the prep
+  c.fp8_input = true;
+  c.inputs.seed = 10;
+  run_case(c);  // fp8 + scales in, carried unchanged
+}
+
+TEST(EpGpu, CombineOfDispatchWithUnitWeightsCountsTheDestinations) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  // Identity experts: y = the received rows. Every (token, expert) row a token was dispatched
+  // to contributes x once, so out = x * (number of distinct destination experts).
+  Case c = make_case(4, 32, 6, 256, {96, 40}, 96, 21);
+  c.inputs.unit_weights = true;
+  c.inputs.integer_values = true;
+  const auto inputs = case_inputs(c);
+  comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
+    const int rank = g.rank();
+    runtime::DeviceRuntime rt(0);
+    auto b = EpBuffer::create(g, rt, config_of(c));
+    Stream stream;
+    RankInputs dev(inputs[rank]);
+    const int T = inputs[rank].num_tokens;
+    const DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
+    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b->expert_output(), b->recv_x(), b->layout().recv_rows * b->layout().row_bytes,
+                                      cudaMemcpyDeviceToDevice, stream));
+    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
+    test::poison(out.get(), out.size() * 2);
+    b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
+    rt.check(stream);
+    const auto got = out.download();
+    const RankTokens& in = inputs[rank];
+    for (int t = 0; t < T; ++t) {
+      int destinations = 0;
+      for (int k = 0; k < c.shape.top_k; ++k) destinations += in.topk_idx[t * c.shape.top_k + k] >= 0;
+      for (int hh = 0; hh < c.shape.hidden; ++hh) {
+        const size_t i = static_cast<size_t>(t) * c.shape.hidden + hh;
+        ASSERT_EQ(got[i], float_to_bf16_bits(bf16_bits_to_float(in.x[i]) * destinations))
+            << "rank " << rank << " token " << t << " element " << hh;
+      }
+    }
+    g.barrier();
+  }, 120);
+}
+
+TEST(EpGpu, GraphReplaysAreBitwiseEqualToEager) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Case c = make_case(4, 16, 4, 1024, {64, 13, 64, 0}, 64, 31);
+  c.alignment = 32;
+  const auto inputs = case_inputs(c);
+  comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
+    const int rank = g.rank();
+    runtime::DeviceRuntime rt(0);
+    auto b = EpBuffer::create(g, rt, config_of(c));
+    Stream stream;
+    RankInputs dev(inputs[rank]);
+    const int T = inputs[rank].num_tokens;
+    const size_t y_bytes = b->layout().recv_rows * c.shape.hidden * 2;
+    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
+    // One step: poison, dispatch, identity "experts" (y = the received rows), combine.
+    auto step = [&] {
+      test::poison(out.get(), out.size() * 2, 0xFF, stream);
+      const DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
+      SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b->expert_output(), b->recv_x(), y_bytes, cudaMemcpyDeviceToDevice, stream));
+      b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
+    };
+    step();
+    rt.check(stream);
+    const auto eager = out.download();
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    step();
+    SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    SYMMOE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 0; i < 100; ++i) {
+      SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      if (i % 25 == 24 || i == 0) {
+        rt.check(stream);
+        ASSERT_EQ(out.download(), eager) << "rank " << rank << " replay " << i;
+      }
+    }
+    rt.check(stream);
+    ASSERT_EQ(out.download(), eager) << "rank " << rank << " after 100 replays";
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    g.barrier();
+  }, 120);
+}
+
+TEST(EpGpu, InvalidIdsAreReportedByTheirRankAndItsReceivers) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Case c = make_case(4, 8, 2, 64, {5}, 8, 41);
+  c.inputs.mask_one_in = 0;
+  auto inputs = case_inputs(c);
+  inputs[1].topk_idx[3 * 2 + 1] = 8;  // rank 1, token 3, k 1: out of range
+  std::vector<std::string> first(4), second(4);
+  comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
+    const int rank = g.rank();
+    runtime::DeviceRuntime rt(0);
+    auto b = EpBuffer::create(g, rt, config_of(c));
+    Stream stream;
+    RankInputs dev(inputs[rank]);
+    b->dispatch(dev.input(c, 5), stream, slice(c.ranks), 5.0);
+    first[rank] = test::error_text([&] { rt.check(stream); });
+    // The protocol went on: the next dispatch with valid ids works everywhere.
+    if (rank == 1) dev.idx64.upload(std::vector<int64_t>(10, 0));
+    g.barrier();
+    b->dispatch(dev.input(c, 5), stream, slice(c.ranks), 5.0);
+    second[rank] = test::error_text([&] { rt.check(stream); });
+  }, 120);
+  EXPECT_NE(first[1].find("topk_idx[token 3, k 1] = 8 is out of range: expert ids lie in [0, 8)"),
+            std::string::npos) << first[1];
+  for (int r : {0, 2, 3}) {
+    EXPECT_NE(first[r].find("rank 1 dispatched an invalid top-k id"), std::string::npos) << first[r];
+  }
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(second[r], "<no error>") << "rank " << r;
+}
+
+TEST(EpGpu, BadCallsFailBeforeLaunchWithNamedErrors) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Case c = make_case(2, 4, 2, 128, {4}, 4, 51);
+  const auto inputs = case_inputs(c);
+  std::vector<std::string> capacity(2);
+  comm::run_thread_ranks(2, {0}, [&](comm::Group& g) {
+    const int rank = g.rank();
+    runtime::DeviceRuntime rt(0);
+    auto b = EpBuffer::create(g, rt, config_of(c));
+    Stream stream;
+    RankInputs dev(inputs[rank]);
+    EXPECT_NE(test::error_text([&] { b->dispatch(dev.input(c, 5), stream); }).find(
+                  "dispatch of 5 tokens: this EP buffer holds 0..4 per rank"), std::string::npos);
+    Case fp8 = c;
+    fp8.fp8_input = true;
+    EXPECT_NE(test::error_text([&] { b->dispatch(dev.input(fp8, 4), stream); }).find(
+                  "an fp8 e4m3 input cannot be dispatched through a bf16 EP buffer"), std::string::npos);
+    DispatchInput no_x = dev.input(c, 4);
+    no_x.x = nullptr;
+    EXPECT_NE(test::error_text([&] { b->dispatch(no_x, stream); }).find("needs x, topk_idx and topk_weights"),
+              std::string::npos);
+    EXPECT_NE(test::error_text([&] { b->combine(DispatchHandle{4, 0}, nullptr, stream); }).find(
+                  "combine with the handle of dispatch #0"), std::string::npos);
+    // A receive capacity too small for this routing: a named device-side error, no corruption.
+    EpConfig small = config_of(c);
+    small.recv_capacity_rows = 1;
+    auto tiny = EpBuffer::create(g, rt, small);
+    tiny->dispatch(dev.input(c, 4), stream, slice(2), 5.0);
+    capacity[rank] = test::error_text([&] { rt.check(stream); });
+    g.barrier();
+  }, 120);
+  for (const auto& m : capacity) {
+    EXPECT_NE(m.find("receive rows but the EP buffer holds 1 (EpConfig::recv_capacity_rows)"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace symmoe::ep
