@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/symmoe-device-out}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$OUT/json"
 export PATH=/usr/local/cuda/bin:$PATH
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Multicast stays off on shared machines.
@@ -53,12 +53,16 @@ sed -n '/symmoe .* doctor/,$p' "$OUT/machine.log"
 
 if [ $quick = 0 ]; then
   for b in "peer-check --ranks 2,8,72" "barrier --ranks 2,4,8" "residency --hold 2" \
-           "prefetch --ranks 4" "grad-reduce --ranks 4"; do
-    name=$(echo "$b" | cut -d' ' -f1 | tr - _)
+           "prefetch --ranks 4" "grad-reduce --ranks 4" \
+           "dispatch --ranks 8" "combine --ranks 8 --model qwen3-moe" \
+           "dispatch --ranks 8 --payload fp8 --routing uniform --tokens 128,4096"; do
+    name=$(echo "$b" | tr -s ' ,-' '_' | sed 's/_ranks_[0-9_]*//; s/__*/_/g')
     step "bench $b"
-    timeout 150 "$bin" bench $b --json "$OUT/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"
+    timeout 150 "$bin" bench $b --json "$OUT/json/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
   done
+  # At most 8 files come back from the device: the JSON files travel as one archive.
+  tar -C "$OUT" -czf "$OUT/bench_json.tgz" json && rm -rf "$OUT/json"
 fi
 
 step "summary"

@@ -73,6 +73,9 @@ std::unique_ptr<EpBuffer> EpBuffer::create(comm::Group& group, runtime::DeviceRu
   b->buffer_ = symm::SymmetricBuffer::create(group, options);
   SYMMOE_CHECK(b->buffer_->device() == rt.device(), "the EP buffer lives on device ",
                b->buffer_->device(), " but the device runtime on device ", rt.device());
+  // No rank may launch an EP kernel while a peer is still mapping: a mapping change can wait
+  // for the kernels running on the device, and a launched kernel spins until that peer joins.
+  group.barrier();
   SYMMOE_LOG_INFO("EP buffer on rank ", group.rank(), ": ", b->buffer_->mapped_bytes_per_rank(),
                   " bytes (", b->layout_.recv_rows, " receive rows of ", b->layout_.row_bytes,
                   " bytes, ", payload_name(config.payload), ")");

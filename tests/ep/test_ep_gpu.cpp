@@ -161,12 +161,13 @@ void run_case(const Case& c, bool twice = false) {
     test::poison(b->recv_x(), b->layout().recv_rows * b->layout().row_bytes);
     test::poison(b->recv_weights(), b->layout().recv_rows * 4);
     test::poison(b->recv_source(), b->layout().recv_rows * 4);
+    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
+    g.barrier();  // NOTE [allocations between EP calls]: every rank allocated before any launch
     DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
     if (twice) h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
     rt.check(stream);
     expect_layout(*b, layouts[rank], c, rank);
     SYMMOE_CUDA_CHECK(cudaMemcpy(b->expert_output(), y[rank].data(), y[rank].size() * 2, cudaMemcpyHostToDevice));
-    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
     test::poison(out.get(), out.size() * 2);
     g.barrier();  // every rank's expert outputs are uploaded (host copies are not stream-ordered)
     b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
@@ -247,11 +248,12 @@ TEST(EpGpu, CombineOfDispatchWithUnitWeightsCountsTheDestinations) {
     Stream stream;
     RankInputs dev(inputs[rank]);
     const int T = inputs[rank].num_tokens;
+    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
+    test::poison(out.get(), out.size() * 2);
+    g.barrier();  // NOTE [allocations between EP calls]
     const DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
     SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b->expert_output(), b->recv_x(), b->layout().recv_rows * b->layout().row_bytes,
                                       cudaMemcpyDeviceToDevice, stream));
-    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
-    test::poison(out.get(), out.size() * 2);
     b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
     rt.check(stream);
     const auto got = out.download();
@@ -290,6 +292,7 @@ TEST(EpGpu, GraphReplaysAreBitwiseEqualToEager) {
       SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b->expert_output(), b->recv_x(), y_bytes, cudaMemcpyDeviceToDevice, stream));
       b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
     };
+    g.barrier();  // NOTE [allocations between EP calls]
     step();
     rt.check(stream);
     const auto eager = out.download();
@@ -327,6 +330,7 @@ TEST(EpGpu, InvalidIdsAreReportedByTheirRankAndItsReceivers) {
     auto b = EpBuffer::create(g, rt, config_of(c));
     Stream stream;
     RankInputs dev(inputs[rank]);
+    g.barrier();  // NOTE [allocations between EP calls]
     b->dispatch(dev.input(c, 5), stream, slice(c.ranks), 5.0);
     first[rank] = test::error_text([&] { rt.check(stream); });
     // The protocol went on: the next dispatch with valid ids works everywhere.

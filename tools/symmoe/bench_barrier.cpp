@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "bench_common.hpp"
 #include "commands.hpp"
 #include "report.hpp"
 #include "symmoe/comm/thread_group.hpp"
@@ -31,11 +32,6 @@ namespace symmoe::cli {
 using ::symmoe::detail::concat;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct RankState {
   explicit RankState(comm::Group& g)

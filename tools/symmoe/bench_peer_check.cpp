@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "bench_common.hpp"
 #include "commands.hpp"
 #include "report.hpp"
 #include "symmoe/comm/thread_group.hpp"
@@ -25,11 +26,6 @@ using ::symmoe::detail::concat;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Timings {
   double full_us = 0;

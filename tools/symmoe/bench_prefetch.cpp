@@ -17,6 +17,7 @@
 #include <random>
 
 #include "args.hpp"
+#include "bench_common.hpp"
 #include "commands.hpp"
 #include "report.hpp"
 #include "symmoe/comm/thread_group.hpp"
@@ -39,11 +40,6 @@ struct Case {
   uint32_t rows, cols;
   std::vector<uint32_t> slots_per_rank;  // by rank (cycled)
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // Rank r's slots hold random experts owned by other ranks (remote copies) when there are any.
 PrefetchPlan make_plan(const Case& c, int ranks, uint32_t experts_per_rank, uint32_t seed) {
@@ -98,27 +94,6 @@ double worst_rank_ms(comm::Group& g, runtime::DeviceRuntime& rt, cudaStream_t st
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   return median(worst);
-}
-
-double d2d_copy_gbps(int reps) {
-  const size_t bytes = size_t{1} << 30;
-  void *a = nullptr, *b = nullptr;
-  SYMMOE_CUDA_CHECK(cudaMalloc(&a, bytes));
-  SYMMOE_CUDA_CHECK(cudaMalloc(&b, bytes));
-  SYMMOE_CUDA_CHECK(cudaMemset(a, 1, bytes));
-  Stream s;
-  std::vector<double> ms;
-  for (int i = 0; i < reps + 2; ++i) {
-    Event start, stop;
-    start.record(s);
-    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
-    stop.record(s);
-    SYMMOE_CUDA_CHECK(cudaEventSynchronize(stop));
-    if (i >= 2) ms.push_back(stop.since(start));
-  }
-  cudaFree(a);
-  cudaFree(b);
-  return 2.0 * bytes / (median(ms) * 1e-3) / 1e9;
 }
 
 struct Options {

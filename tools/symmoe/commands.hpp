@@ -12,5 +12,7 @@ int run_bench_barrier(const std::vector<std::string>& args);
 int run_bench_residency(const std::vector<std::string>& args);
 int run_bench_prefetch(const std::vector<std::string>& args);
 int run_bench_grad_reduce(const std::vector<std::string>& args);
+int run_bench_dispatch(const std::vector<std::string>& args);
+int run_bench_combine(const std::vector<std::string>& args);
 
 }  // namespace symmoe::cli

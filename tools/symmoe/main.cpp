@@ -21,6 +21,8 @@ constexpr const char* kHelp =
     "  bench residency    grid-barrier launch while another stream holds SMs, with and without a reserve\n"
     "  bench prefetch     expert-weight prefetch into slots vs d2d copy and cudaMemcpyAsync\n"
     "  bench grad-reduce  fp32 slot gradients summed into their owners\n"
+    "  bench dispatch     EP dispatch (model presets, routings, token counts) vs a sort+gather baseline\n"
+    "  bench combine      EP combine, same cases, vs a copy+scatter-add baseline\n"
     "  env                the SYMMOE_* environment registry\n"
     "  version            print the version\n";
 
@@ -51,6 +53,8 @@ int main(int argc, char** argv) {
       if (rest[0] == "residency") return symmoe::cli::run_bench_residency(bench_args);
       if (rest[0] == "prefetch") return symmoe::cli::run_bench_prefetch(bench_args);
       if (rest[0] == "grad-reduce") return symmoe::cli::run_bench_grad_reduce(bench_args);
+      if (rest[0] == "dispatch") return symmoe::cli::run_bench_dispatch(bench_args);
+      if (rest[0] == "combine") return symmoe::cli::run_bench_combine(bench_args);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "symmoe %s: %s\n", command.c_str(), e.what());

@@ -72,11 +72,15 @@ void Report::fact(const std::string& key, const std::string& value) {
 }
 
 void Report::fact(const std::string& key, double value, const std::string& unit) {
+  record(key, value, unit);
+  std::printf("  %-22s %s\n", (key + ":").c_str(), facts_.back().text.c_str());
+  std::fflush(stdout);
+}
+
+void Report::record(const std::string& key, double value, const std::string& unit) {
   std::ostringstream os;
   os << std::setprecision(6) << value << (unit.empty() ? "" : " " + unit);
   facts_.push_back({section_, key + (unit.empty() ? "" : "_" + unit), os.str(), true, value});
-  std::printf("  %-22s %s\n", (key + ":").c_str(), os.str().c_str());
-  std::fflush(stdout);
 }
 
 void Report::check(const std::string& name, bool ok, const std::string& detail) {

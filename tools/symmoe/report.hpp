@@ -17,6 +17,8 @@ class Report {
   // A named fact (printed "  key: value"); numbers stay numbers in the JSON.
   void fact(const std::string& key, const std::string& value);
   void fact(const std::string& key, double value, const std::string& unit = "");
+  // A number for the JSON only (for values a printed table already shows).
+  void record(const std::string& key, double value, const std::string& unit = "");
   // A check that counts toward the verdict.
   void check(const std::string& name, bool ok, const std::string& detail);
   // A check that could not run here (not a failure).

@@ -54,7 +54,12 @@ struct DispatchHandle {
 
 class EpBuffer {
  public:
-  // Collective over `group` (one rank per member; ranks may share a GPU).
+  // Collective over `group` (one rank per member; ranks may share a GPU); returns on every
+  // rank together. NOTE [allocations between EP calls]: dispatch and combine kernels wait for
+  // their peers on the device, and cudaMalloc / cudaFree / VMM mapping calls may wait for the
+  // device's running kernels. A rank that allocates while a peer's EP kernel already waits for
+  // it can stall until the wait bound (SYMMOE_WAIT_TIMEOUT_S) fails the call: allocate before
+  // the first dispatch, or with every rank idle (e.g. behind a group barrier).
   static std::unique_ptr<EpBuffer> create(comm::Group& group, runtime::DeviceRuntime& rt,
                                           const EpConfig& config);
   ~EpBuffer();
