@@ -21,6 +21,10 @@ Event::~Event() {
 
 void Event::record(cudaStream_t stream) { SYMMOE_CUDA_CHECK(cudaEventRecord(event_, stream)); }
 
+void Event::record_in_graph(cudaStream_t stream) {
+  SYMMOE_CUDA_CHECK(cudaEventRecordWithFlags(event_, stream, cudaEventRecordExternal));
+}
+
 float Event::since(const Event& from) const {
   float ms = 0;
   SYMMOE_CUDA_CHECK(cudaEventElapsedTime(&ms, from.event_, event_));

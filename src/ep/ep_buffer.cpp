@@ -13,10 +13,6 @@ namespace symmoe::ep {
 
 namespace {
 
-// The routing scan keeps one histogram row per warp of all experts in shared memory.
-constexpr int kMaxExperts = 1024;
-constexpr int kMaxTopK = 32;  // one lane per top-k slot
-
 const char* payload_name(device::EpPayload p) {
   return p == device::EpPayload::kFP8 ? "fp8 e4m3" : "bf16";
 }
@@ -28,9 +24,9 @@ bool aligned(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p)
 device::EpBufferLayout ep_buffer_layout(const EpConfig& c, int num_ranks) {
   EpShape shape{num_ranks, c.num_experts, c.top_k, c.hidden};
   shape.validate();
-  SYMMOE_CHECK(c.num_experts <= kMaxExperts, c.num_experts, " experts: dispatch supports at most ",
-               kMaxExperts);
-  SYMMOE_CHECK(c.top_k <= kMaxTopK, "top_k ", c.top_k, ": dispatch supports at most ", kMaxTopK);
+  SYMMOE_CHECK(c.num_experts <= kEpMaxExperts, c.num_experts, " experts: dispatch supports at most ",
+               kEpMaxExperts);
+  SYMMOE_CHECK(c.top_k <= kEpMaxTopK, "top_k ", c.top_k, ": dispatch supports at most ", kEpMaxTopK);
   if (c.payload == device::EpPayload::kFP8) {
     SYMMOE_CHECK(c.hidden % device::kFp8BlockElems == 0, "hidden ", c.hidden, " must be a multiple of ",
                  device::kFp8BlockElems, " for an fp8 payload (one scale per 1x128 block)");

@@ -45,11 +45,16 @@ struct EpCombineArgs {
   uint64_t timeout_ns;
 };
 
-// Threads per block of both kernels; the routing scan gives each warp of block 0 a histogram.
-inline constexpr int kEpThreads = 512;
+// Threads per block of both kernels (one block per SM: 32 warps keep enough loads in flight);
+// the routing scan gives each warp of block 0 a histogram row.
+inline constexpr int kEpThreads = 1024;
 inline constexpr int kEpWarps = kEpThreads / 32;
+// Limits of the kernels: a histogram row of all experts per warp; one lane per top-k slot.
+inline constexpr int kEpMaxExperts = 1024;
+inline constexpr int kEpMaxTopK = 32;
+inline constexpr size_t kEpDispatchMaxSmem = size_t{kEpWarps} * (kEpMaxExperts + device::kMaxRanks) * 4;
 
-// Cooperative, persistent grids: blocks per SM from occupancy (at most 2) times usable SMs.
+// Cooperative, persistent grids: one block per usable SM.
 runtime::GridLaunch ep_dispatch_config(int device, runtime::SmBudget budget,
                                        const device::EpBufferLayout& layout);
 runtime::GridLaunch ep_combine_config(int device, runtime::SmBudget budget);

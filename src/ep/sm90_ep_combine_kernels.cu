@@ -98,7 +98,7 @@ __device__ void combine_tokens(const EpCombineArgs& a, const WaitContext& ctx) {
   }
 }
 
-__global__ void __launch_bounds__(kEpThreads, 2) sm90_ep_combine_kernel(EpCombineArgs a) {
+__global__ void __launch_bounds__(kEpThreads, 1) sm90_ep_combine_kernel(EpCombineArgs a) {
   const WaitContext ctx{a.status, a.timeout_ns, "sm90_ep_combine"};
   const EpBufferLayout& l = a.layout;
   const int rank = a.peers.rank;
@@ -131,7 +131,7 @@ runtime::GridLaunch ep_combine_config(int device, runtime::SmBudget budget) {
   runtime::GridLaunch c;
   c.sms = runtime::plan_sms(info.num_sms, info.cc_major, budget);
   c.block = kEpThreads;
-  c.grid = std::min(per_sm, 2) * c.sms.usable;
+  c.grid = c.sms.usable;  // one block per SM: co-residency needs no carveout for two
   return c;
 }
 

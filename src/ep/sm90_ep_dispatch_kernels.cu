@@ -372,7 +372,7 @@ __device__ void pull_tokens(const EpDispatchArgs& a, const PullLayout& p) {
   }
 }
 
-__global__ void __launch_bounds__(kEpThreads, 2) sm90_ep_dispatch_kernel(EpDispatchArgs a) {
+__global__ void __launch_bounds__(kEpThreads, 1) sm90_ep_dispatch_kernel(EpDispatchArgs a) {
   extern __shared__ __align__(16) int smem[];
   const WaitContext ctx{a.status, a.timeout_ns, "sm90_ep_dispatch"};
   const EpBufferLayout& l = a.layout;
@@ -422,9 +422,8 @@ runtime::GridLaunch ep_dispatch_config(int device, runtime::SmBudget budget,
   SYMMOE_CHECK(smem <= static_cast<size_t>(info.smem_per_block_optin), "dispatch needs ", smem,
                " bytes of shared memory per block for ", layout.num_experts, " experts and ",
                layout.num_ranks, " ranks; device ", device, " offers ", info.smem_per_block_optin);
-  SYMMOE_CUDA_CHECK(cudaFuncSetAttribute(sm90_ep_dispatch_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem)));
+  SYMMOE_CHECK(smem <= kEpDispatchMaxSmem, "dispatch needs ", smem, " bytes of shared memory, more "
+               "than the ", kEpDispatchMaxSmem, " set when the kernels were loaded");
   int per_sm = 0;
   SYMMOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sm90_ep_dispatch_kernel,
                                                                   kEpThreads, smem));
@@ -433,7 +432,7 @@ runtime::GridLaunch ep_dispatch_config(int device, runtime::SmBudget budget,
   c.sms = runtime::plan_sms(info.num_sms, info.cc_major, budget);
   c.block = kEpThreads;
   c.smem = smem;
-  c.grid = std::min(per_sm, 2) * c.sms.usable;
+  c.grid = c.sms.usable;  // one block per SM: co-residency needs no carveout for two
   return c;
 }
 
@@ -448,7 +447,8 @@ void launch_ep_dispatch(const EpDispatchArgs& args, const runtime::GridLaunch& c
 namespace symmoe::runtime {
 
 void append_ep_dispatch_kernels(std::vector<KernelEntry>& out) {
-  out.push_back({"sm90_ep_dispatch_kernel", reinterpret_cast<const void*>(&ep::sm90_ep_dispatch_kernel)});
+  out.push_back({"sm90_ep_dispatch_kernel", reinterpret_cast<const void*>(&ep::sm90_ep_dispatch_kernel),
+                 static_cast<int>(ep::kEpDispatchMaxSmem), 100});
 }
 
 }  // namespace symmoe::runtime

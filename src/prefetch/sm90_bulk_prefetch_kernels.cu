@@ -161,9 +161,6 @@ runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget, u
 
 void launch_bulk_prefetch(const BulkPrefetchArgs& args, const runtime::GridLaunch& config,
                           cudaStream_t stream) {
-  SYMMOE_CUDA_CHECK(cudaFuncSetAttribute(sm90_bulk_prefetch_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kPrefetchSmem)));
   runtime::launch_kernel(sm90_bulk_prefetch_kernel, args, config.grid, config.block, config.smem, true,
                          stream, "sm90_bulk_prefetch_kernel");
 }
@@ -191,7 +188,8 @@ namespace symmoe::runtime {
 
 void append_prefetch_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"sm90_bulk_prefetch_kernel",
-                 reinterpret_cast<const void*>(&prefetch::sm90_bulk_prefetch_kernel)});
+                 reinterpret_cast<const void*>(&prefetch::sm90_bulk_prefetch_kernel),
+                 static_cast<int>(prefetch::kPrefetchSmem)});
   out.push_back({"fp32_grad_reduce_kernel",
                  reinterpret_cast<const void*>(&prefetch::fp32_grad_reduce_kernel)});
 }

@@ -31,7 +31,14 @@ int load_all_kernels(int device) {
   SYMMOE_CUDA_CHECK(cudaSetDevice(device), "device ", device);
   for (const KernelEntry& k : kernels) {
     cudaFuncAttributes attr{};
-    const cudaError_t rc = cudaFuncGetAttributes(&attr, k.function);
+    cudaError_t rc = cudaFuncGetAttributes(&attr, k.function);
+    if (rc == cudaSuccess && k.max_dynamic_smem > 0) {
+      rc = cudaFuncSetAttribute(k.function, cudaFuncAttributeMaxDynamicSharedMemorySize, k.max_dynamic_smem);
+    }
+    if (rc == cudaSuccess && k.smem_carveout_percent >= 0) {
+      rc = cudaFuncSetAttribute(k.function, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                k.smem_carveout_percent);
+    }
     if (rc != cudaSuccess) {
       cudaSetDevice(previous);
       SYMMOE_CUDA_CHECK(rc, "loading kernel ", k.name, " on device ", device,

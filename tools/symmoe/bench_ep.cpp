@@ -197,12 +197,12 @@ std::pair<double, double> time_graph(comm::Group& g, runtime::DeviceRuntime& rt,
   cudaGraphExec_t exec = nullptr;
   SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < kStepsPerGraph; ++i) {
-    marks[2 * i].record(stream);
+    marks[2 * i].record_in_graph(stream);
     dispatch();
-    marks[2 * i + 1].record(stream);
+    marks[2 * i + 1].record_in_graph(stream);
     combine();
   }
-  marks.back().record(stream);
+  marks.back().record_in_graph(stream);
   SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   SYMMOE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   std::vector<double> d, c;

@@ -29,6 +29,9 @@ class Event {
   operator cudaEvent_t() const { return event_; }
 
   void record(cudaStream_t stream);
+  // In a stream being captured, a plain record only orders streams; this one becomes an
+  // event-record node of the graph, so replays can be timed.
+  void record_in_graph(cudaStream_t stream);
   // Milliseconds from `from` to this event (both recorded and complete).
   float since(const Event& from) const;
 

@@ -11,12 +11,21 @@ namespace symmoe::runtime {
 struct KernelEntry {
   const char* name;
   const void* function;
+  // The most dynamic shared memory any launch of the kernel uses, set once at load time.
+  // NOTE [attributes at load time]: cudaFuncSetAttribute is never called at launch time: a
+  // change of a kernel's attribute can wait for running instances of that kernel, and with
+  // ranks sharing a GPU those may be spinning on the very rank that is launching.
+  int max_dynamic_smem = 0;
+  // Preferred shared-memory carveout in percent (-1: the driver's choice). Kernels whose grids
+  // must be co-resident at their occupancy take 100: the driver may otherwise configure an SM
+  // with room for fewer of their blocks than the occupancy calculator promised.
+  int smem_carveout_percent = -1;
 };
 
 std::vector<KernelEntry> all_kernels();
 
-// Loads every kernel's module on `device` (cudaFuncGetAttributes forces the load); once per
-// device per process. Returns how many kernels are loaded. Throws if one cannot be loaded
+// Loads every kernel's module on `device` (cudaFuncGetAttributes forces the load) and sets
+// its shared-memory limit; once per device per process. Returns how many kernels are loaded. Throws if one cannot be loaded
 // (e.g. the binary has no code for this architecture).
 int load_all_kernels(int device);
 
