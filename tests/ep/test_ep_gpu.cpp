@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -158,17 +159,22 @@ void run_case(const Case& c, bool twice = false) {
     Stream stream;
     RankInputs dev(inputs[rank]);
     const int T = inputs[rank].num_tokens;
-    test::poison(b->recv_x(), b->layout().recv_rows * b->layout().row_bytes);
-    test::poison(b->recv_weights(), b->layout().recv_rows * 4);
-    test::poison(b->recv_source(), b->layout().recv_rows * 4);
+    test::poison(b->recv_x(), b->layout().recv_rows * b->layout().row_bytes, 0xFF, stream);
+    test::poison(b->recv_weights(), b->layout().recv_rows * 4, 0xFF, stream);
+    test::poison(b->recv_source(), b->layout().recv_rows * 4, 0xFF, stream);
     DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
     g.barrier();  // NOTE [allocations between EP calls]: every rank allocated before any launch
     DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
     if (twice) h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
-    rt.check(stream);
+    if (auto failure = rt.take_failure(stream)) {
+      std::printf("rank %d: %s\n", rank, failure->c_str());  // every rank's view, not just the first
+      SYMMOE_FAIL(*failure);
+    }
     expect_layout(*b, layouts[rank], c, rank);
     SYMMOE_CUDA_CHECK(cudaMemcpy(b->expert_output(), y[rank].data(), y[rank].size() * 2, cudaMemcpyHostToDevice));
-    test::poison(out.get(), out.size() * 2);
+    test::poison(out.get(), out.size() * 2, 0xFF, stream);
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
     g.barrier();  // every rank's expert outputs are uploaded (host copies are not stream-ordered)
     b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
     rt.check(stream);
@@ -223,6 +229,27 @@ TEST(EpGpu, DeepSeekShapedRowsAndRepeatedDispatch) {
   run_case(c, /*twice=*/true);
 }
 
+// Which of the DeepSeek-shaped case's traits matter: each variant runs on its own and reports.
+TEST(EpGpu, DeepSeekShapedVariants) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  struct V { int ranks, experts, hidden; std::vector<int> tokens; int alignment; bool twice; };
+  const std::vector<V> variants = {
+      {8, 64, 7168, {128, 77}, 128, false}, {8, 64, 256, {128, 77}, 128, false},
+      {8, 64, 7168, {128}, 128, false},     {8, 256, 7168, {128, 77}, 128, false},
+      {4, 64, 7168, {128, 77}, 128, false}, {8, 64, 7168, {128, 77}, 8, false},
+      {8, 64, 7168, {100, 77}, 128, false},
+  };
+  for (const V& v : variants) {
+    Case c = make_case(v.ranks, v.experts, 8, v.hidden, v.tokens, 128, 7);
+    c.alignment = v.alignment;
+    c.inputs.mask_one_in = 0;
+    const std::string what = test::error_text([&] { run_case(c, v.twice); });
+    std::printf("variant ranks %d experts %d hidden %d tokens %d,%d alignment %d: %s\n", v.ranks, v.experts,
+                v.hidden, v.tokens[0], v.tokens.size() > 1 ? v.tokens[1] : v.tokens[0], v.alignment, what.c_str());
+    EXPECT_EQ(what, "<no error>");
+  }
+}
+
 TEST(EpGpu, Fp8QuantizedOnTheFlyAndFp8InputScalesRoundTrip) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Case c = make_case(4, 16, 4, 512, {50, 1, 33, 0}, 64, 9);
@@ -249,7 +276,8 @@ TEST(EpGpu, CombineOfDispatchWithUnitWeightsCountsTheDestinations) {
     RankInputs dev(inputs[rank]);
     const int T = inputs[rank].num_tokens;
     DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
-    test::poison(out.get(), out.size() * 2);
+    test::poison(out.get(), out.size() * 2, 0xFF, stream);
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
     g.barrier();  // NOTE [allocations between EP calls]
     const DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
     SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b->expert_output(), b->recv_x(), b->layout().recv_rows * b->layout().row_bytes,

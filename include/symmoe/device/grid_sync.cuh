@@ -39,8 +39,12 @@ SYMMOE_DEVICE bool grid_sync(GridSyncState* state, const WaitContext& ctx, uint3
       ptx::st_release_gpu(&state->generation, gen + 1);
     } else {
       const WaitSite where{"grid_sync", tag, rank, -1};
+      // A quarter longer than the bound: when a block is late because it waits for a peer,
+      // that wait expires first and its report (naming the peer) wins the status record.
+      WaitContext grace = ctx;
+      grace.timeout_ns = ctx.timeout_ns + ctx.timeout_ns / 4;
       ok = bounded_wait(
-          ctx, where, blocks,
+          grace, where, blocks,
           [state, gen] {
             // Reports blocks arrived while waiting; 'blocks' once released.
             const uint32_t g = ptx::ld_acquire_gpu(&state->generation);
