@@ -17,6 +17,7 @@
 #include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/core/device_info.hpp"
 #include "symmoe/ep/ep_buffer.hpp"
+#include "symmoe/symm/peer_smoke.hpp"
 
 namespace symmoe::ep {
 namespace {
@@ -147,7 +148,7 @@ EpConfig config_of(const Case& c) {
 
 // Dispatch (twice when `twice`: the second one runs the entry barrier), check the layout,
 // then combine random expert outputs and compare with the reference bitwise.
-void run_case(const Case& c, bool twice = false) {
+void run_case(const Case& c, bool twice = false, bool smoke = false) {
   const auto inputs = case_inputs(c);
   const auto layouts = reference::dispatch_reference(inputs, c.shape, c.alignment, c.payload);
   const auto y = random_outputs(layouts, c.shape.hidden, c.inputs.seed);
@@ -157,6 +158,14 @@ void run_case(const Case& c, bool twice = false) {
     runtime::DeviceRuntime rt(0);
     auto b = EpBuffer::create(g, rt, config_of(c));
     Stream stream;
+    if (smoke) {
+      // Every rank's mapping of every peer carries writes to the right place (then re-zeroed).
+      const symm::SmokeReport report = symm::run_peer_smoke(g, b->buffer());
+      EXPECT_TRUE(report.ok()) << "rank " << rank << ": " << report.first_mismatch;
+      SYMMOE_CUDA_CHECK(cudaMemsetAsync(b->buffer().local(), 0, b->buffer().mapped_bytes_per_rank(), stream));
+      SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      g.barrier();
+    }
     RankInputs dev(inputs[rank]);
     const int T = inputs[rank].num_tokens;
     test::poison(b->recv_x(), b->layout().recv_rows * b->layout().row_bytes, 0xFF, stream);
@@ -226,7 +235,7 @@ TEST(EpGpu, DeepSeekShapedRowsAndRepeatedDispatch) {
   Case c = make_case(8, 64, 8, 7168, {128, 77}, 128, 7);
   c.alignment = 128;
   c.inputs.mask_one_in = 0;
-  run_case(c, /*twice=*/true);
+  run_case(c, /*twice=*/true, /*smoke=*/true);
 }
 
 // Which of the DeepSeek-shaped case's traits matter: each variant runs on its own and reports.

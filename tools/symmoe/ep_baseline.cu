@@ -17,16 +17,19 @@ __global__ void count_experts(const int64_t* idx, int pairs, int num_experts, in
 
 // One warp per pair: claim a slot in its expert's bucket, copy the token's row there.
 __global__ void gather_pairs(const uint4* x, const int64_t* idx, int pairs, int top_k, int num_experts,
-                             int n16, int32_t* cursor, int32_t* slot_pair, uint4* staging) {
+                             int n16, int32_t* cursor, int32_t* slot_of_pair, uint4* staging) {
   const int lane = threadIdx.x % 32;
   const int warps = gridDim.x * blockDim.x / 32;
   for (int p = (blockIdx.x * blockDim.x + threadIdx.x) / 32; p < pairs; p += warps) {
     const int64_t e = idx[p];
-    if (e < 0 || e >= num_experts) continue;
+    if (e < 0 || e >= num_experts) {
+      if (lane == 0) slot_of_pair[p] = -1;
+      continue;
+    }
     int slot = 0;
     if (lane == 0) {
       slot = atomicAdd(&cursor[e], 1);
-      slot_pair[slot] = p;
+      slot_of_pair[p] = slot;
     }
     slot = __shfl_sync(0xFFFFFFFFu, slot, 0);
     const uint4* src = x + static_cast<uint64_t>(p / top_k) * n16;
@@ -35,26 +38,28 @@ __global__ void gather_pairs(const uint4* x, const int64_t* idx, int pairs, int 
   }
 }
 
-// One warp per slot: out32[token] += w * row (fp32 atomics).
-__global__ void scatter_add(const uint4* staging, const int32_t* slot_pair, const float* weights, int slots,
-                            int top_k, int n16, float* out32) {
+// One warp per token: gather its top-k rows back from the staging buffer (the inverse of the
+// dispatch permutation), weight and sum them in fp32, one bf16 rounding.
+__global__ void gather_sum(const uint4* staging, const int32_t* slot_of_pair, const float* weights, int tokens,
+                           int top_k, int n16, uint4* out) {
   const int lane = threadIdx.x % 32;
   const int warps = gridDim.x * blockDim.x / 32;
-  for (int s = (blockIdx.x * blockDim.x + threadIdx.x) / 32; s < slots; s += warps) {
-    const int p = slot_pair[s];
-    const float w = weights[p];
-    float* dst = out32 + static_cast<uint64_t>(p / top_k) * n16 * 8;
+  for (int t = (blockIdx.x * blockDim.x + threadIdx.x) / 32; t < tokens; t += warps) {
     for (int i = lane; i < n16; i += 32) {
-      const uint4 v = staging[static_cast<uint64_t>(s) * n16 + i];
-      const auto* h = reinterpret_cast<const __nv_bfloat16*>(&v);
-      for (int j = 0; j < 8; ++j) atomicAdd(dst + i * 8 + j, w * __bfloat162float(h[j]));
+      float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+      for (int k = 0; k < top_k; ++k) {
+        const int s = slot_of_pair[t * top_k + k];
+        if (s < 0) continue;
+        const float w = weights[t * top_k + k];
+        const uint4 v = staging[static_cast<uint64_t>(s) * n16 + i];
+        const auto* h = reinterpret_cast<const __nv_bfloat16*>(&v);
+        for (int j = 0; j < 8; ++j) acc[j] += w * __bfloat162float(h[j]);
+      }
+      uint4 packed;
+      auto* o = reinterpret_cast<__nv_bfloat16*>(&packed);
+      for (int j = 0; j < 8; ++j) o[j] = __float2bfloat16_rn(acc[j]);
+      out[static_cast<uint64_t>(t) * n16 + i] = packed;
     }
-  }
-}
-
-__global__ void to_bf16(const float* in, __nv_bfloat16* out, uint64_t n) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x) {
-    out[i] = __float2bfloat16_rn(in[i]);
   }
 }
 
@@ -70,20 +75,18 @@ BaselineEp::BaselineEp(comm::Group& group, const ep::EpShape& shape, int max_tok
   recv_ = symm::SymmetricBuffer::create(group, o);
   const uint64_t pairs = static_cast<uint64_t>(max_tokens) * shape.top_k;
   SYMMOE_CUDA_CHECK(cudaMalloc(&staging_, std::max<uint64_t>(pairs, 1) * row));
-  SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&slot_pair_), std::max<uint64_t>(pairs, 1) * 4));
+  SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&slot_of_pair_), std::max<uint64_t>(pairs, 1) * 4));
   SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&counts_), shape.num_experts * 4));
   SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&cursor_), shape.num_experts * 4));
-  SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&out32_), static_cast<uint64_t>(max_tokens) * shape.hidden * 4));
   SYMMOE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_counts_), shape.num_experts * 4));
   all_counts_.resize(static_cast<size_t>(shape.num_ranks) * shape.num_experts);
 }
 
 BaselineEp::~BaselineEp() {
   cudaFree(staging_);
-  cudaFree(slot_pair_);
+  cudaFree(slot_of_pair_);
   cudaFree(counts_);
   cudaFree(cursor_);
-  cudaFree(out32_);
   cudaFreeHost(host_counts_);
 }
 
@@ -103,7 +106,7 @@ void BaselineEp::dispatch(const void* x, const int64_t* topk_idx, const float* t
   SYMMOE_CUDA_CHECK(cudaMemcpyAsync(cursor_, offsets.data(), E * 4, cudaMemcpyHostToDevice, stream));
   if (pairs > 0) {
     gather_pairs<<<264, 256, 0, stream>>>(static_cast<const uint4*>(x), topk_idx, pairs, shape_.top_k, E,
-                                          shape_.hidden / 8, cursor_, slot_pair_, static_cast<uint4*>(staging_));
+                                          shape_.hidden / 8, cursor_, slot_of_pair_, static_cast<uint4*>(staging_));
   }
   group_.all_gather(host_counts_, all_counts_.data(), E * 4);
   // My chunk for rank dst = my pairs of dst's experts; it lands after the chunks of lower ranks.
@@ -140,13 +143,10 @@ void BaselineEp::combine(void* out, cudaStream_t stream) {
                                       static_cast<char*>(recv_->peer(dst)) + at * row, rows * row,
                                       cudaMemcpyDeviceToDevice, stream));
   }
-  const uint64_t elems = static_cast<uint64_t>(num_tokens_) * shape_.hidden;
-  SYMMOE_CUDA_CHECK(cudaMemsetAsync(out32_, 0, elems * 4, stream));
-  if (offsets[E] > 0) {
-    scatter_add<<<264, 256, 0, stream>>>(static_cast<const uint4*>(staging_), slot_pair_, weights_, offsets[E],
-                                         shape_.top_k, shape_.hidden / 8, out32_);
+  if (num_tokens_ > 0) {
+    gather_sum<<<264, 256, 0, stream>>>(static_cast<const uint4*>(staging_), slot_of_pair_, weights_, num_tokens_,
+                                        shape_.top_k, shape_.hidden / 8, static_cast<uint4*>(out));
   }
-  if (elems > 0) to_bf16<<<264, 256, 0, stream>>>(out32_, static_cast<__nv_bfloat16*>(out), elems);
   SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
   group_.barrier();  // nobody overwrites received rows still being pulled
 }

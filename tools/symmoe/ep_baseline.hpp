@@ -1,6 +1,7 @@
 // The same-run baseline of `symmoe bench dispatch|combine`: what a straightforward GPU EP layer
 // does (the torch recipe: bucket the (token, k) pairs by expert, gather the rows, learn the
-// split sizes on the host, exchange chunks with one copy per peer, scatter-add back), with
+// split sizes on the host, exchange chunks with one copy per peer, copy back and gather-sum
+// each token's rows through the inverse permutation), with
 // the same rank threads and symmetric memory as symmoe itself. Host-synchronous by design:
 // the split sizes must reach the host, as for NCCL's all-to-all.
 #pragma once
@@ -39,10 +40,9 @@ class BaselineEp {
   const float* weights_ = nullptr;
   std::unique_ptr<symm::SymmetricBuffer> recv_;
   void* staging_ = nullptr;   // [max_tokens * top_k, hidden] bf16, pairs sorted by expert
-  int32_t* slot_pair_ = nullptr;
+  int32_t* slot_of_pair_ = nullptr;  // [max_tokens * top_k]: staging row of each pair, -1 masked
   int32_t* counts_ = nullptr;  // [num_experts]
   int32_t* cursor_ = nullptr;  // [num_experts]
-  float* out32_ = nullptr;     // [max_tokens, hidden]
   int32_t* host_counts_ = nullptr;  // pinned
   std::vector<int32_t> all_counts_;  // [ranks][experts]
 };

@@ -22,7 +22,7 @@ constexpr const char* kHelp =
     "  bench prefetch     expert-weight prefetch into slots vs d2d copy and cudaMemcpyAsync\n"
     "  bench grad-reduce  fp32 slot gradients summed into their owners\n"
     "  bench dispatch     EP dispatch (model presets, routings, token counts) vs a sort+gather baseline\n"
-    "  bench combine      EP combine, same cases, vs a copy+scatter-add baseline\n"
+    "  bench combine      EP combine, same cases, vs a copy-back + gather-sum baseline\n"
     "  env                the SYMMOE_* environment registry\n"
     "  version            print the version\n";
 
