@@ -123,16 +123,8 @@ __global__ void __launch_bounds__(kEpThreads, 1) sm90_ep_combine_kernel(EpCombin
 }  // namespace
 
 runtime::GridLaunch ep_combine_config(int device, runtime::SmBudget budget) {
-  const DeviceInfo info = query_device(device);
-  int per_sm = 0;
-  SYMMOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sm90_ep_combine_kernel,
-                                                                  kEpThreads, 0));
-  SYMMOE_CHECK(per_sm >= 1, "sm90_ep_combine_kernel does not fit on an SM of device ", device);
-  runtime::GridLaunch c;
-  c.sms = runtime::plan_sms(info.num_sms, info.cc_major, budget);
-  c.block = kEpThreads;
-  c.grid = c.sms.usable;  // one block per SM: co-residency needs no carveout for two
-  return c;
+  return runtime::one_block_per_sm(sm90_ep_combine_kernel, device, budget, kEpThreads, 0,
+                                   "sm90_ep_combine_kernel");
 }
 
 void launch_ep_combine(const EpCombineArgs& args, const runtime::GridLaunch& config,

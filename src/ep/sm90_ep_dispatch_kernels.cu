@@ -417,23 +417,12 @@ size_t dispatch_smem(const EpBufferLayout& l) {
 
 runtime::GridLaunch ep_dispatch_config(int device, runtime::SmBudget budget,
                                        const device::EpBufferLayout& layout) {
-  const DeviceInfo info = query_device(device);
   const size_t smem = dispatch_smem(layout);
-  SYMMOE_CHECK(smem <= static_cast<size_t>(info.smem_per_block_optin), "dispatch needs ", smem,
-               " bytes of shared memory per block for ", layout.num_experts, " experts and ",
-               layout.num_ranks, " ranks; device ", device, " offers ", info.smem_per_block_optin);
-  SYMMOE_CHECK(smem <= kEpDispatchMaxSmem, "dispatch needs ", smem, " bytes of shared memory, more "
-               "than the ", kEpDispatchMaxSmem, " set when the kernels were loaded");
-  int per_sm = 0;
-  SYMMOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sm90_ep_dispatch_kernel,
-                                                                  kEpThreads, smem));
-  SYMMOE_CHECK(per_sm >= 1, "sm90_ep_dispatch_kernel does not fit on an SM of device ", device);
-  runtime::GridLaunch c;
-  c.sms = runtime::plan_sms(info.num_sms, info.cc_major, budget);
-  c.block = kEpThreads;
-  c.smem = smem;
-  c.grid = c.sms.usable;  // one block per SM: co-residency needs no carveout for two
-  return c;
+  SYMMOE_CHECK(smem <= kEpDispatchMaxSmem, "dispatch needs ", smem, " bytes of shared memory for ",
+               layout.num_experts, " experts and ", layout.num_ranks, " ranks, more than the ",
+               kEpDispatchMaxSmem, " set when the kernels were loaded");
+  return runtime::one_block_per_sm(sm90_ep_dispatch_kernel, device, budget, kEpThreads, smem,
+                                   "sm90_ep_dispatch_kernel");
 }
 
 void launch_ep_dispatch(const EpDispatchArgs& args, const runtime::GridLaunch& config,

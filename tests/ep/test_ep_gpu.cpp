@@ -146,6 +146,28 @@ EpConfig config_of(const Case& c) {
   return cfg;
 }
 
+// One rank's test state: runtime, EP buffer, stream, device inputs and a poisoned output.
+struct RankContext {
+  runtime::DeviceRuntime rt{0};
+  std::unique_ptr<EpBuffer> b;
+  Stream stream;
+  RankInputs dev;
+  int T;
+  DeviceArray<uint16_t> out;
+
+  RankContext(comm::Group& g, const Case& c, const RankTokens& in)
+      : b(EpBuffer::create(g, rt, config_of(c))), dev(in), T(in.num_tokens),
+        out(static_cast<size_t>(in.num_tokens) * c.shape.hidden) {}
+
+  // Poisons the output on the stream and meets the other ranks: every rank has allocated and
+  // poisoned before any EP kernel runs (NOTE [allocations between EP calls]).
+  void ready(comm::Group& g) {
+    test::poison(out.get(), out.size() * 2, 0xFF, stream);
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    g.barrier();
+  }
+};
+
 // Dispatch (twice when `twice`: the second one runs the entry barrier), check the layout,
 // then combine random expert outputs and compare with the reference bitwise.
 void run_case(const Case& c, bool twice = false, bool smoke = false) {
@@ -155,39 +177,30 @@ void run_case(const Case& c, bool twice = false, bool smoke = false) {
   const auto expected = reference::combine_reference(y, layouts, inputs, c.shape);
   comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
     const int rank = g.rank();
-    runtime::DeviceRuntime rt(0);
-    auto b = EpBuffer::create(g, rt, config_of(c));
-    Stream stream;
+    RankContext r(g, c, inputs[rank]);
     if (smoke) {
       // Every rank's mapping of every peer carries writes to the right place (then re-zeroed).
-      const symm::SmokeReport report = symm::run_peer_smoke(g, b->buffer());
+      const symm::SmokeReport report = symm::run_peer_smoke(g, r.b->buffer());
       EXPECT_TRUE(report.ok()) << "rank " << rank << ": " << report.first_mismatch;
-      SYMMOE_CUDA_CHECK(cudaMemsetAsync(b->buffer().local(), 0, b->buffer().mapped_bytes_per_rank(), stream));
-      SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
-      g.barrier();
+      SYMMOE_CUDA_CHECK(cudaMemsetAsync(r.b->buffer().local(), 0, r.b->buffer().mapped_bytes_per_rank(), r.stream));
     }
-    RankInputs dev(inputs[rank]);
-    const int T = inputs[rank].num_tokens;
-    test::poison(b->recv_x(), b->layout().recv_rows * b->layout().row_bytes, 0xFF, stream);
-    test::poison(b->recv_weights(), b->layout().recv_rows * 4, 0xFF, stream);
-    test::poison(b->recv_source(), b->layout().recv_rows * 4, 0xFF, stream);
-    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
-    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    g.barrier();  // NOTE [allocations between EP calls]: every rank allocated before any launch
-    DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
-    if (twice) h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
-    if (auto failure = rt.take_failure(stream)) {
+    const auto& l = r.b->layout();
+    test::poison(r.b->recv_x(), l.recv_rows * l.row_bytes, 0xFF, r.stream);
+    test::poison(r.b->recv_weights(), l.recv_rows * 4, 0xFF, r.stream);
+    test::poison(r.b->recv_source(), l.recv_rows * 4, 0xFF, r.stream);
+    r.ready(g);
+    DispatchHandle h = r.b->dispatch(r.dev.input(c, r.T), r.stream, slice(c.ranks));
+    if (twice) h = r.b->dispatch(r.dev.input(c, r.T), r.stream, slice(c.ranks));
+    if (auto failure = r.rt.take_failure(r.stream)) {
       std::printf("rank %d: %s\n", rank, failure->c_str());  // every rank's view, not just the first
       SYMMOE_FAIL(*failure);
     }
-    expect_layout(*b, layouts[rank], c, rank);
-    SYMMOE_CUDA_CHECK(cudaMemcpy(b->expert_output(), y[rank].data(), y[rank].size() * 2, cudaMemcpyHostToDevice));
-    test::poison(out.get(), out.size() * 2, 0xFF, stream);
-    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    g.barrier();  // every rank's expert outputs are uploaded (host copies are not stream-ordered)
-    b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
-    rt.check(stream);
-    const auto got = out.download();
+    expect_layout(*r.b, layouts[rank], c, rank);
+    SYMMOE_CUDA_CHECK(cudaMemcpy(r.b->expert_output(), y[rank].data(), y[rank].size() * 2, cudaMemcpyHostToDevice));
+    r.ready(g);  // every rank's expert outputs are uploaded (host copies are not stream-ordered)
+    r.b->combine(h, r.out.get(), r.stream, nullptr, slice(c.ranks));
+    r.rt.check(r.stream);
+    const auto got = r.out.download();
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(got[i], expected[rank][i]) << "rank " << rank << " token " << i / c.shape.hidden
                                            << " element " << i % c.shape.hidden;
@@ -279,23 +292,17 @@ TEST(EpGpu, CombineOfDispatchWithUnitWeightsCountsTheDestinations) {
   const auto inputs = case_inputs(c);
   comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
     const int rank = g.rank();
-    runtime::DeviceRuntime rt(0);
-    auto b = EpBuffer::create(g, rt, config_of(c));
-    Stream stream;
-    RankInputs dev(inputs[rank]);
-    const int T = inputs[rank].num_tokens;
-    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
-    test::poison(out.get(), out.size() * 2, 0xFF, stream);
-    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    g.barrier();  // NOTE [allocations between EP calls]
-    const DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
-    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b->expert_output(), b->recv_x(), b->layout().recv_rows * b->layout().row_bytes,
-                                      cudaMemcpyDeviceToDevice, stream));
-    b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
-    rt.check(stream);
-    const auto got = out.download();
+    RankContext r(g, c, inputs[rank]);
+    r.ready(g);
+    const DispatchHandle h = r.b->dispatch(r.dev.input(c, r.T), r.stream, slice(c.ranks));
+    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(r.b->expert_output(), r.b->recv_x(),
+                                      r.b->layout().recv_rows * r.b->layout().row_bytes,
+                                      cudaMemcpyDeviceToDevice, r.stream));
+    r.b->combine(h, r.out.get(), r.stream, nullptr, slice(c.ranks));
+    r.rt.check(r.stream);
+    const auto got = r.out.download();
     const RankTokens& in = inputs[rank];
-    for (int t = 0; t < T; ++t) {
+    for (int t = 0; t < r.T; ++t) {
       int destinations = 0;
       for (int k = 0; k < c.shape.top_k; ++k) destinations += in.topk_idx[t * c.shape.top_k + k] >= 0;
       for (int hh = 0; hh < c.shape.hidden; ++hh) {
@@ -315,24 +322,20 @@ TEST(EpGpu, GraphReplaysAreBitwiseEqualToEager) {
   const auto inputs = case_inputs(c);
   comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
     const int rank = g.rank();
-    runtime::DeviceRuntime rt(0);
-    auto b = EpBuffer::create(g, rt, config_of(c));
-    Stream stream;
-    RankInputs dev(inputs[rank]);
-    const int T = inputs[rank].num_tokens;
-    const size_t y_bytes = b->layout().recv_rows * c.shape.hidden * 2;
-    DeviceArray<uint16_t> out(static_cast<size_t>(T) * c.shape.hidden);
+    RankContext r(g, c, inputs[rank]);
+    auto& stream = r.stream;
+    const size_t y_bytes = r.b->layout().recv_rows * c.shape.hidden * 2;
     // One step: poison, dispatch, identity "experts" (y = the received rows), combine.
     auto step = [&] {
-      test::poison(out.get(), out.size() * 2, 0xFF, stream);
-      const DispatchHandle h = b->dispatch(dev.input(c, T), stream, slice(c.ranks));
-      SYMMOE_CUDA_CHECK(cudaMemcpyAsync(b->expert_output(), b->recv_x(), y_bytes, cudaMemcpyDeviceToDevice, stream));
-      b->combine(h, out.get(), stream, nullptr, slice(c.ranks));
+      test::poison(r.out.get(), r.out.size() * 2, 0xFF, stream);
+      const DispatchHandle h = r.b->dispatch(r.dev.input(c, r.T), stream, slice(c.ranks));
+      SYMMOE_CUDA_CHECK(cudaMemcpyAsync(r.b->expert_output(), r.b->recv_x(), y_bytes, cudaMemcpyDeviceToDevice, stream));
+      r.b->combine(h, r.out.get(), stream, nullptr, slice(c.ranks));
     };
-    g.barrier();  // NOTE [allocations between EP calls]
+    r.ready(g);
     step();
-    rt.check(stream);
-    const auto eager = out.download();
+    r.rt.check(stream);
+    const auto eager = r.out.download();
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
     SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -342,12 +345,12 @@ TEST(EpGpu, GraphReplaysAreBitwiseEqualToEager) {
     for (int i = 0; i < 100; ++i) {
       SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
       if (i % 25 == 24 || i == 0) {
-        rt.check(stream);
-        ASSERT_EQ(out.download(), eager) << "rank " << rank << " replay " << i;
+        r.rt.check(stream);
+        ASSERT_EQ(r.out.download(), eager) << "rank " << rank << " replay " << i;
       }
     }
-    rt.check(stream);
-    ASSERT_EQ(out.download(), eager) << "rank " << rank << " after 100 replays";
+    r.rt.check(stream);
+    ASSERT_EQ(r.out.download(), eager) << "rank " << rank << " after 100 replays";
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     g.barrier();
@@ -363,18 +366,15 @@ TEST(EpGpu, InvalidIdsAreReportedByTheirRankAndItsReceivers) {
   std::vector<std::string> first(4), second(4);
   comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
     const int rank = g.rank();
-    runtime::DeviceRuntime rt(0);
-    auto b = EpBuffer::create(g, rt, config_of(c));
-    Stream stream;
-    RankInputs dev(inputs[rank]);
-    g.barrier();  // NOTE [allocations between EP calls]
-    b->dispatch(dev.input(c, 5), stream, slice(c.ranks), 5.0);
-    first[rank] = test::error_text([&] { rt.check(stream); });
+    RankContext r(g, c, inputs[rank]);
+    r.ready(g);
+    r.b->dispatch(r.dev.input(c, 5), r.stream, slice(c.ranks), 5.0);
+    first[rank] = test::error_text([&] { r.rt.check(r.stream); });
     // The protocol went on: the next dispatch with valid ids works everywhere.
-    if (rank == 1) dev.idx64.upload(std::vector<int64_t>(10, 0));
+    if (rank == 1) r.dev.idx64.upload(std::vector<int64_t>(10, 0));
     g.barrier();
-    b->dispatch(dev.input(c, 5), stream, slice(c.ranks), 5.0);
-    second[rank] = test::error_text([&] { rt.check(stream); });
+    r.b->dispatch(r.dev.input(c, 5), r.stream, slice(c.ranks), 5.0);
+    second[rank] = test::error_text([&] { r.rt.check(r.stream); });
   }, 120);
   EXPECT_NE(first[1].find("topk_idx[token 3, k 1] = 8 is out of range: expert ids lie in [0, 8)"),
             std::string::npos) << first[1];

@@ -22,6 +22,18 @@ std::vector<RankTokens> random_inputs(const ep::EpShape& s, std::vector<int> tok
   return test::make_ep_inputs(s, tokens, o);
 }
 
+// Random bf16 expert outputs in every rank's receive layout.
+std::vector<std::vector<uint16_t>> random_outputs(const std::vector<ExpertMajor>& layouts, std::mt19937& rng) {
+  std::vector<std::vector<uint16_t>> y;
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (const auto& m : layouts) {
+    std::vector<uint16_t> v(m.rows.size());
+    for (auto& b : v) b = float_to_bf16_bits(d(rng));
+    y.push_back(std::move(v));
+  }
+  return y;
+}
+
 TEST(EpReference, DispatchPlacesEveryRoutedTokenOnceInItsExpertSegment) {
   const ep::EpShape s{4, 16, 4, 32};
   const auto in = random_inputs(s, {5, 0, 64, 1}, 9, false, false);  // a rank with no tokens
@@ -81,13 +93,7 @@ TEST(EpReference, CombineMatchesAWeightedSumInDoublePrecision) {
   const ep::EpShape s{2, 8, 4, 64};
   const auto in = random_inputs(s, {40, 23}, 11, false, false);
   const auto layouts = dispatch_reference(in, s, 16);
-  std::vector<std::vector<uint16_t>> y;
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  for (const auto& m : layouts) {
-    std::vector<uint16_t> v(m.rows.size());
-    for (auto& b : v) b = float_to_bf16_bits(d(rng));
-    y.push_back(v);
-  }
+  const auto y = random_outputs(layouts, rng);
   const auto out = combine_reference(y, layouts, in, s);
   for (int r = 0; r < s.num_ranks; ++r) {
     for (int t = 0; t < in[r].num_tokens; ++t) {
@@ -113,13 +119,7 @@ TEST(EpReference, CombineSumsSlotsInAscendingKWithFusedMultiplyAdd) {
   const ep::EpShape s{4, 32, 8, 24};
   const auto in = random_inputs(s, {17, 3, 0, 9}, 12, false, false);
   const auto layouts = dispatch_reference(in, s, 4);
-  std::vector<std::vector<uint16_t>> y;
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  for (const auto& m : layouts) {
-    std::vector<uint16_t> v(m.rows.size());
-    for (auto& b : v) b = float_to_bf16_bits(d(rng));
-    y.push_back(v);
-  }
+  const auto y = random_outputs(layouts, rng);
   const auto out = combine_reference(y, layouts, in, s);
   // Brute force: find each pair's row by scanning the layouts, then the pinned order.
   for (int r = 0; r < s.num_ranks; ++r) {

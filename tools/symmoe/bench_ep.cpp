@@ -183,6 +183,18 @@ Accounting account(const ep::EpShape& s, int tokens, const std::vector<ep::Routi
   return a;
 }
 
+ep::EpConfig ep_config(const Options& o, const ep::EpShape& s, int tokens, int64_t capacity) {
+  ep::EpConfig c;
+  c.num_experts = s.num_experts;
+  c.top_k = s.top_k;
+  c.hidden = s.hidden;
+  c.max_tokens_per_rank = tokens;
+  c.alignment = o.alignment;
+  c.payload = o.payload;
+  c.recv_capacity_rows = capacity;
+  return c;
+}
+
 struct Timing {
   double dispatch_us = 0, combine_us = 0;                 // slowest rank's median
   double empty_dispatch_us = 0, empty_combine_us = 0;
@@ -231,15 +243,7 @@ Timing run_case(const Options& o, const ep::EpShape& s, int tokens, const std::v
     int device = 0;
     SYMMOE_CUDA_CHECK(cudaGetDevice(&device));
     runtime::DeviceRuntime rt(device);
-    ep::EpConfig cfg;
-    cfg.num_experts = s.num_experts;
-    cfg.top_k = s.top_k;
-    cfg.hidden = s.hidden;
-    cfg.max_tokens_per_rank = tokens;
-    cfg.alignment = o.alignment;
-    cfg.payload = o.payload;
-    cfg.recv_capacity_rows = capacity;
-    auto buffer = ep::EpBuffer::create(g, rt, cfg);
+    auto buffer = ep::EpBuffer::create(g, rt, ep_config(o, s, tokens, capacity));
     Stream stream;
     const uint64_t elems = static_cast<uint64_t>(tokens) * s.hidden;
     void *x = nullptr, *out = nullptr;
@@ -389,13 +393,7 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
       for (const auto& r : ids) layouts.push_back(ep::compute_routing_layout(std::span<const int64_t>(r), tokens, shape));
       const Accounting acc = account(shape, tokens, layouts, o.payload, o.alignment);
       // Worst-case receive rows where every rank's buffer fits in 60 % of the free memory.
-      ep::EpConfig probe;
-      probe.num_experts = shape.num_experts;
-      probe.top_k = shape.top_k;
-      probe.hidden = shape.hidden;
-      probe.max_tokens_per_rank = tokens;
-      probe.alignment = o.alignment;
-      probe.payload = o.payload;
+      const ep::EpConfig probe = ep_config(o, shape, tokens, 0);
       size_t free_bytes = 0, total_bytes = 0;
       SYMMOE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
       const uint64_t worst_bytes = ep::ep_buffer_layout(probe, o.ranks).bytes_per_rank * ranks_per_device;
