@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <type_traits>
 #include <vector>
 
 #include "symmoe/core/env.hpp"
@@ -40,6 +41,16 @@ const Loaded& loaded() {
         dlclose(handle);
         continue;
       }
+      auto optional = [handle](auto& fn, const char* name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+      };
+      optional(l.api.ncclGetUniqueId, "ncclGetUniqueId");
+      optional(l.api.ncclCommInitRank, "ncclCommInitRank");
+      optional(l.api.ncclCommDestroy, "ncclCommDestroy");
+      optional(l.api.ncclGroupStart, "ncclGroupStart");
+      optional(l.api.ncclGroupEnd, "ncclGroupEnd");
+      optional(l.api.ncclSend, "ncclSend");
+      optional(l.api.ncclRecv, "ncclRecv");
       l.api.path = path;
       l.ok = true;
       return l;

@@ -1,6 +1,7 @@
 // `symmoe bench dispatch` / `symmoe bench combine`: EP dispatch and combine between ranks as
 // threads (virtual ranks on one GPU, or one rank per GPU with --devices), against a
-// straightforward GPU implementation in the same run (ep_baseline.hpp) and the d2d copy rate.
+// straightforward GPU implementation in the same run (ep_baseline.hpp: chunks moved with one
+// copy per peer, and with NCCL send/recv when every rank has its own GPU) and the d2d copy rate.
 //
 // Timing: each rank captures one CUDA graph of 8 steps [event, dispatch, event, combine] and
 // replays it `reps` times after a host barrier; an op's time is the interval between its
@@ -35,6 +36,7 @@
 #include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/core/device_info.hpp"
 #include "symmoe/core/error.hpp"
+#include "symmoe/core/nccl_loader.hpp"
 #include "symmoe/ep/ep_buffer.hpp"
 #include "symmoe/ep/routing.hpp"
 #include "symmoe/reference/ep_reference.hpp"
@@ -198,7 +200,8 @@ ep::EpConfig ep_config(const Options& o, const ep::EpShape& s, int tokens, int64
 struct Timing {
   double dispatch_us = 0, combine_us = 0;                 // slowest rank's median
   double empty_dispatch_us = 0, empty_combine_us = 0;
-  double base_dispatch_us = 0, base_combine_us = 0;
+  double base_dispatch_us = 0, base_combine_us = 0;  // peer-copy baseline
+  double nccl_dispatch_us = 0, nccl_combine_us = 0;  // NCCL send/recv baseline (one GPU per rank)
 };
 
 // Per rank: medians of the dispatch and combine intervals over all replayed steps.
@@ -235,7 +238,7 @@ std::pair<double, double> time_graph(comm::Group& g, runtime::DeviceRuntime& rt,
 using Clock = std::chrono::steady_clock;
 
 Timing run_case(const Options& o, const ep::EpShape& s, int tokens, const std::vector<std::vector<int64_t>>& ids,
-                const Accounting& acc, int64_t capacity, int sms_per_rank) {
+                const Accounting& acc, int64_t capacity, int sms_per_rank, bool distinct_gpus) {
   std::mutex m;
   std::vector<Timing> per_rank(o.ranks);
   comm::run_thread_ranks(o.ranks, o.devices, [&](comm::Group& g) {
@@ -275,8 +278,10 @@ Timing run_case(const Options& o, const ep::EpShape& s, int tokens, const std::v
     g.barrier();  // every rank's last combine ended before any buffer is unmapped
     buffer.reset();
     g.barrier();
-    if (o.baseline && o.payload == device::EpPayload::kBF16) {
-      BaselineEp base(g, s, tokens, std::max<uint64_t>(acc.max_pairs_received, 1));
+    // Baselines, host-timed between barriers: the peer-copy one always, NCCL where every rank
+    // has its own GPU.
+    auto time_baseline = [&](BaselineTransport transport, double* dispatch_us, double* combine_us) {
+      BaselineEp base(g, s, tokens, std::max<uint64_t>(acc.max_pairs_received, 1), transport);
       std::vector<double> d, c;
       for (int rep = 0; rep < o.reps + 1; ++rep) {
         g.barrier();
@@ -289,8 +294,12 @@ Timing run_case(const Options& o, const ep::EpShape& s, int tokens, const std::v
         d.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
         c.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
       }
-      t.base_dispatch_us = median(d);
-      t.base_combine_us = median(c);
+      *dispatch_us = median(d);
+      *combine_us = median(c);
+    };
+    if (o.baseline && o.payload == device::EpPayload::kBF16) {
+      time_baseline(BaselineTransport::kPeerCopy, &t.base_dispatch_us, &t.base_combine_us);
+      if (distinct_gpus) time_baseline(BaselineTransport::kNccl, &t.nccl_dispatch_us, &t.nccl_combine_us);
     }
     SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
     cudaFree(x);
@@ -308,6 +317,8 @@ Timing run_case(const Options& o, const ep::EpShape& s, int tokens, const std::v
     worst.empty_combine_us = std::max(worst.empty_combine_us, t.empty_combine_us);
     worst.base_dispatch_us = std::max(worst.base_dispatch_us, t.base_dispatch_us);
     worst.base_combine_us = std::max(worst.base_combine_us, t.base_combine_us);
+    worst.nccl_dispatch_us = std::max(worst.nccl_dispatch_us, t.nccl_dispatch_us);
+    worst.nccl_combine_us = std::max(worst.nccl_combine_us, t.nccl_combine_us);
   }
   return worst;
 }
@@ -381,11 +392,17 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
               "pull reads once per token and destination rank, one write per (token, expert) row; combine: "
               "one read per (token, k), one write per token); BW = Logical / slowest rank's median; "
               "Empty = the same op with 0 tokens (launch + barrier + bookkeeping)");
+  std::string nccl_why;
+  const NcclApi* nccl_api = nccl(&nccl_why);
+  const bool with_nccl = !shared_gpu && nccl_api != nullptr && nccl_api->has_point_to_point();
   report.line(shared_gpu ? "NCCL all-to-all baseline: n/a (the ranks share one GPU; NCCL needs one GPU per rank)"
-                         : "NCCL all-to-all baseline: not built into this bench yet (see bench/RESULTS.md)");
+              : with_nccl ? concat("NCCL all-to-all baseline: grouped ncclSend/ncclRecv of the same chunks (",
+                                   nccl_version_string(), ")")
+                          : concat("NCCL all-to-all baseline: n/a (", nccl_api ? "no ncclSend/ncclRecv" : nccl_why, ")"));
   report.fact("d2d copy rate (1 GiB cudaMemcpyAsync, read+write)", d2d, "GB/s");
   std::printf("\n  %-8s %6s %10s %10s %9s %10s %10s %9s %8s %10s %8s %11s\n", "Routing", "Tokens", "Remote(MB)",
               "Logical", "Worst(us)", "BW(GB/s)", "CommBW", "vs d2d", "Empty", "Base(us)", "speedup", "capacity");
+  if (with_nccl) std::printf("  (then per row: NCCL(us) and speedup over NCCL)\n");
   for (const auto& routing : o.routings) {
     for (int tokens : o.tokens) {
       const auto ids = make_routing(shape, tokens, routing, 7);
@@ -399,7 +416,7 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
       const uint64_t worst_bytes = ep::ep_buffer_layout(probe, o.ranks).bytes_per_rank * ranks_per_device;
       const bool fits = worst_bytes < free_bytes * 0.6;
       const int64_t capacity = fits ? 0 : static_cast<int64_t>(acc.max_rows_needed);
-      const Timing t = run_case(o, shape, tokens, ids, acc, capacity, sms_per_rank);
+      const Timing t = run_case(o, shape, tokens, ids, acc, capacity, sms_per_rank, with_nccl);
       const double us = show_dispatch ? t.dispatch_us : t.combine_us;
       const double empty = show_dispatch ? t.empty_dispatch_us : t.empty_combine_us;
       const double base = show_dispatch ? t.base_dispatch_us : t.base_combine_us;
@@ -411,6 +428,8 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
       std::printf("  %-8s %6d %10.1f %10.1f %9.1f %10.1f %10.1f %8.1f%% %8.1f %10.1f %7.2fx %11s\n",
                   routing.c_str(), tokens, remote / 1e6, logical / 1e6, us, bw, comm, 100 * bw / d2d, empty,
                   base, base > 0 ? base / us : 0.0, cap.c_str());
+      const double nccl_us = show_dispatch ? t.nccl_dispatch_us : t.nccl_combine_us;
+      if (nccl_us > 0) std::printf("  %-8s %6s NCCL %9.1f us, %5.2fx\n", "", "", nccl_us, nccl_us / us);
       // The JSON keeps both ops (combine needs a dispatch, so both were measured).
       for (const bool d : {true, false}) {
         const std::string key = concat(routing, " T=", tokens, d ? " dispatch" : " combine");
@@ -426,6 +445,8 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
         report.record(key + " comm_bw", op_remote / (op_us * 1e-6) / 1e9, "GB/s");
         report.record(key + " fraction_of_d2d", op_logical / (op_us * 1e-6) / 1e9 / d2d);
         if (op_base > 0) report.record(key + " baseline", op_base, "us");
+        const double op_nccl = d ? t.nccl_dispatch_us : t.nccl_combine_us;
+        if (op_nccl > 0) report.record(key + " nccl_baseline", op_nccl, "us");
       }
       // The pair (dispatch + combine) for the combined figure.
       const double pair_bw = (acc.dispatch_logical + acc.combine_logical) / ((t.dispatch_us + t.combine_us) * 1e-6) / 1e9;

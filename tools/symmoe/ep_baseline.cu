@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "symmoe/core/error.hpp"
+#include "symmoe/core/nccl_loader.hpp"
 
 namespace symmoe::cli {
 namespace {
@@ -65,14 +66,29 @@ __global__ void gather_sum(const uint4* staging, const int32_t* slot_of_pair, co
 
 }  // namespace
 
-BaselineEp::BaselineEp(comm::Group& group, const ep::EpShape& shape, int max_tokens, uint64_t recv_rows)
-    : group_(group), shape_(shape) {
+BaselineEp::BaselineEp(comm::Group& group, const ep::EpShape& shape, int max_tokens, uint64_t recv_rows,
+                       BaselineTransport transport)
+    : group_(group), shape_(shape), transport_(transport) {
   const uint64_t row = static_cast<uint64_t>(shape.hidden) * 2;
-  symm::SymmetricBufferOptions o;
-  o.bytes_per_rank = std::max<uint64_t>(recv_rows, 1) * row;
-  o.layout_name = "baseline_ep";
-  o.layout_params = {recv_rows, static_cast<uint64_t>(shape.hidden)};
-  recv_ = symm::SymmetricBuffer::create(group, o);
+  if (transport == BaselineTransport::kNccl) {
+    std::string why;
+    const NcclApi* api = nccl(&why);
+    SYMMOE_CHECK(api != nullptr, "the NCCL baseline needs NCCL: ", why);
+    SYMMOE_CHECK(api->has_point_to_point(), "the NCCL baseline needs ncclSend/ncclRecv (NCCL >= 2.7); ",
+                 api->path, " lacks them");
+    NcclUniqueId id{};
+    if (group.rank() == 0) SYMMOE_NCCL_CHECK(api->ncclGetUniqueId(&id));
+    id = group.all_gather_value(id)[0];
+    SYMMOE_NCCL_CHECK(api->ncclCommInitRank(&nccl_comm_, group.size(), id, group.rank()), "rank ",
+                      group.rank(), " of ", group.size());
+    SYMMOE_CUDA_CHECK(cudaMalloc(&recv_plain_, std::max<uint64_t>(recv_rows, 1) * row));
+  } else {
+    symm::SymmetricBufferOptions o;
+    o.bytes_per_rank = std::max<uint64_t>(recv_rows, 1) * row;
+    o.layout_name = "baseline_ep";
+    o.layout_params = {recv_rows, static_cast<uint64_t>(shape.hidden)};
+    recv_ = symm::SymmetricBuffer::create(group, o);
+  }
   const uint64_t pairs = static_cast<uint64_t>(max_tokens) * shape.top_k;
   SYMMOE_CUDA_CHECK(cudaMalloc(&staging_, std::max<uint64_t>(pairs, 1) * row));
   SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&slot_of_pair_), std::max<uint64_t>(pairs, 1) * 4));
@@ -83,6 +99,8 @@ BaselineEp::BaselineEp(comm::Group& group, const ep::EpShape& shape, int max_tok
 }
 
 BaselineEp::~BaselineEp() {
+  if (nccl_comm_ != nullptr) nccl()->ncclCommDestroy(nccl_comm_);
+  cudaFree(recv_plain_);
   cudaFree(staging_);
   cudaFree(slot_of_pair_);
   cudaFree(counts_);
@@ -109,20 +127,65 @@ void BaselineEp::dispatch(const void* x, const int64_t* topk_idx, const float* t
                                           shape_.hidden / 8, cursor_, slot_of_pair_, static_cast<uint4*>(staging_));
   }
   group_.all_gather(host_counts_, all_counts_.data(), E * 4);
-  // My chunk for rank dst = my pairs of dst's experts; it lands after the chunks of lower ranks.
+  if (transport_ == BaselineTransport::kNccl) {
+    exchange_nccl(true, offsets, stream);
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
+  // My chunk for rank dst lands in dst's buffer after the chunks of lower ranks.
   for (int dst = 0; dst < N; ++dst) {
-    uint64_t at = 0;
-    for (int src = 0; src < group_.rank(); ++src) {
-      for (int e = dst * epr; e < (dst + 1) * epr; ++e) at += all_counts_[static_cast<size_t>(src) * E + e];
-    }
-    const uint64_t first = offsets[dst * epr], rows = offsets[(dst + 1) * epr] - first;
+    const auto [first, rows] = my_chunk(offsets, dst);
     if (rows == 0) continue;
-    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(recv_->peer(dst)) + at * row,
+    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(recv_->peer(dst)) + chunk_from(group_.rank(), dst).first * row,
                                       static_cast<char*>(staging_) + first * row, rows * row,
                                       cudaMemcpyDeviceToDevice, stream));
   }
   SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
   group_.barrier();  // every rank's chunks have landed
+}
+
+std::pair<uint64_t, uint64_t> BaselineEp::my_chunk(const std::vector<int32_t>& offsets, int dst) const {
+  const int epr = shape_.experts_per_rank();
+  const uint64_t first = offsets[dst * epr];
+  return {first, offsets[(dst + 1) * epr] - first};
+}
+
+// Rows rank `src` sends to rank `dst`, and where they start in dst's receive buffer.
+std::pair<uint64_t, uint64_t> BaselineEp::chunk_from(int src, int dst) const {
+  const int E = shape_.num_experts, epr = shape_.experts_per_rank();
+  uint64_t at = 0, rows = 0;
+  for (int s = 0; s <= src; ++s) {
+    uint64_t n = 0;
+    for (int e = dst * epr; e < (dst + 1) * epr; ++e) n += all_counts_[static_cast<size_t>(s) * E + e];
+    if (s < src) at += n;
+    else rows = n;
+  }
+  return {at, rows};
+}
+
+// Forward: my chunks to every rank, their chunks into my receive buffer. Backward (combine):
+// the rows I received go back to their sources, my rows come back into staging.
+void BaselineEp::exchange_nccl(bool forward, const std::vector<int32_t>& offsets, cudaStream_t stream) {
+  const NcclApi* api = nccl();
+  const uint64_t row = static_cast<uint64_t>(shape_.hidden) * 2;
+  const int me = group_.rank();
+  auto* staging = static_cast<char*>(staging_);
+  auto* recv = static_cast<char*>(recv_plain_);
+  SYMMOE_NCCL_CHECK(api->ncclGroupStart());
+  for (int peer = 0; peer < shape_.num_ranks; ++peer) {
+    const auto [mine_first, mine_rows] = my_chunk(offsets, peer);       // my rows for peer's experts
+    const auto [theirs_at, theirs_rows] = chunk_from(peer, me);          // peer's rows for my experts
+    char* mine = staging + mine_first * row;
+    char* theirs = recv + theirs_at * row;
+    if (forward) {
+      SYMMOE_NCCL_CHECK(api->ncclSend(mine, mine_rows * row, kNcclUint8, peer, nccl_comm_, stream));
+      SYMMOE_NCCL_CHECK(api->ncclRecv(theirs, theirs_rows * row, kNcclUint8, peer, nccl_comm_, stream));
+    } else {
+      SYMMOE_NCCL_CHECK(api->ncclSend(theirs, theirs_rows * row, kNcclUint8, peer, nccl_comm_, stream));
+      SYMMOE_NCCL_CHECK(api->ncclRecv(mine, mine_rows * row, kNcclUint8, peer, nccl_comm_, stream));
+    }
+  }
+  SYMMOE_NCCL_CHECK(api->ncclGroupEnd());
 }
 
 void BaselineEp::combine(void* out, cudaStream_t stream) {
@@ -131,17 +194,17 @@ void BaselineEp::combine(void* out, cudaStream_t stream) {
   const int me = group_.rank();
   std::vector<int32_t> offsets(E + 1, 0);
   for (int e = 0; e < E; ++e) offsets[e + 1] = offsets[e] + all_counts_[static_cast<size_t>(me) * E + e];
-  // Pull my rows back from every expert rank (its outputs are in place of the received rows).
-  for (int dst = 0; dst < N; ++dst) {
-    uint64_t at = 0;
-    for (int src = 0; src < me; ++src) {
-      for (int e = dst * epr; e < (dst + 1) * epr; ++e) at += all_counts_[static_cast<size_t>(src) * E + e];
+  // My rows come back from every expert rank (its outputs are in place of the received rows).
+  if (transport_ == BaselineTransport::kNccl) {
+    exchange_nccl(false, offsets, stream);
+  } else {
+    for (int dst = 0; dst < N; ++dst) {
+      const auto [first, rows] = my_chunk(offsets, dst);
+      if (rows == 0) continue;
+      SYMMOE_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(staging_) + first * row,
+                                        static_cast<char*>(recv_->peer(dst)) + chunk_from(me, dst).first * row,
+                                        rows * row, cudaMemcpyDeviceToDevice, stream));
     }
-    const uint64_t first = offsets[dst * epr], rows = offsets[(dst + 1) * epr] - first;
-    if (rows == 0) continue;
-    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(staging_) + first * row,
-                                      static_cast<char*>(recv_->peer(dst)) + at * row, rows * row,
-                                      cudaMemcpyDeviceToDevice, stream));
   }
   if (num_tokens_ > 0) {
     gather_sum<<<264, 256, 0, stream>>>(static_cast<const uint4*>(staging_), slot_of_pair_, weights_, num_tokens_,

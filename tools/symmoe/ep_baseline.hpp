@@ -18,11 +18,16 @@
 
 namespace symmoe::cli {
 
+// How the chunks travel: one cudaMemcpyAsync per peer through symmetric memory (any ranks,
+// also several per GPU), or NCCL send/recv in one group (one GPU per rank).
+enum class BaselineTransport { kPeerCopy, kNccl };
+
 class BaselineEp {
  public:
   // Collective. `recv_rows`: rows this rank's receive buffer holds (the largest any rank
   // receives: one row per (token, k) pair, no deduplication).
-  BaselineEp(comm::Group& group, const ep::EpShape& shape, int max_tokens, uint64_t recv_rows);
+  BaselineEp(comm::Group& group, const ep::EpShape& shape, int max_tokens, uint64_t recv_rows,
+             BaselineTransport transport = BaselineTransport::kPeerCopy);
   ~BaselineEp();
   BaselineEp(const BaselineEp&) = delete;
   BaselineEp& operator=(const BaselineEp&) = delete;
@@ -34,8 +39,17 @@ class BaselineEp {
   void combine(void* out, cudaStream_t stream);
 
  private:
+  // Rows of my chunk for `dst` (first row in staging, count) and where the chunk from `src`
+  // lands in my receive buffer (first row, count).
+  std::pair<uint64_t, uint64_t> my_chunk(const std::vector<int32_t>& offsets, int dst) const;
+  std::pair<uint64_t, uint64_t> chunk_from(int src, int me_or_dst) const;
+  void exchange_nccl(bool forward, const std::vector<int32_t>& offsets, cudaStream_t stream);
+
   comm::Group& group_;
   ep::EpShape shape_;
+  BaselineTransport transport_;
+  void* nccl_comm_ = nullptr;
+  void* recv_plain_ = nullptr;  // NCCL transport: receive rows (no peer mapping needed)
   int num_tokens_ = 0;
   const float* weights_ = nullptr;
   std::unique_ptr<symm::SymmetricBuffer> recv_;
