@@ -400,8 +400,8 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
                                    nccl_version_string(), ")")
                           : concat("NCCL all-to-all baseline: n/a (", nccl_api ? "no ncclSend/ncclRecv" : nccl_why, ")"));
   report.fact("d2d copy rate (1 GiB cudaMemcpyAsync, read+write)", d2d, "GB/s");
-  std::printf("\n  %-8s %6s %10s %10s %9s %10s %10s %9s %8s %10s %8s %11s\n", "Routing", "Tokens", "Remote(MB)",
-              "Logical", "Worst(us)", "BW(GB/s)", "CommBW", "vs d2d", "Empty", "Base(us)", "speedup", "capacity");
+  std::printf("\n  %-8s %6s %10s %10s %9s %10s %10s %9s %8s %10s %8s %14s\n", "Routing", "Tokens", "Remote(MB)",
+              "Logical", "Worst(us)", "BW(GB/s)", "CommBW", "vs d2d", "Empty", "Base(us)", "speedup", "sym mem/rank");
   if (with_nccl) std::printf("  (then per row: NCCL(us) and speedup over NCCL)\n");
   for (const auto& routing : o.routings) {
     for (int tokens : o.tokens) {
@@ -424,8 +424,14 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
       const uint64_t logical = show_dispatch ? acc.dispatch_logical : acc.combine_logical;
       const double bw = logical / (us * 1e-6) / 1e9;
       const double comm = remote / (us * 1e-6) / 1e9;
-      const std::string cap = fits ? "worst" : concat("fit ", acc.max_rows_needed);
-      std::printf("  %-8s %6d %10.1f %10.1f %9.1f %10.1f %10.1f %8.1f%% %8.1f %10.1f %7.2fx %11s\n",
+      // Symmetric memory per rank for this capacity (DESIGN: every bench prints it).
+      const double gib = ep::ep_buffer_layout(ep_config(o, shape, tokens, capacity), o.ranks).bytes_per_rank /
+                         double(1ull << 30);
+      char gib_text[32];
+      std::snprintf(gib_text, sizeof(gib_text), "%.2fGiB", gib);
+      const std::string cap = concat(fits ? "worst " : "fit ", gib_text);
+      report.record(concat(routing, " T=", tokens, " symmetric_bytes_per_rank"), gib * (1ull << 30), "B");
+      std::printf("  %-8s %6d %10.1f %10.1f %9.1f %10.1f %10.1f %8.1f%% %8.1f %10.1f %7.2fx %14s\n",
                   routing.c_str(), tokens, remote / 1e6, logical / 1e6, us, bw, comm, 100 * bw / d2d, empty,
                   base, base > 0 ? base / us : 0.0, cap.c_str());
       const double nccl_us = show_dispatch ? t.nccl_dispatch_us : t.nccl_combine_us;
