@@ -170,7 +170,9 @@ struct RankContext {
 
 // Dispatch (twice when `twice`: the second one runs the entry barrier), check the layout,
 // then combine random expert outputs and compare with the reference bitwise.
-void run_case(const Case& c, bool twice = false, bool smoke = false) {
+// `legacy_poison`: poison the receive rows asynchronously on the legacy default stream, as an
+// earlier version of this test did (see DISABLED_LegacyStreamPoisonBeforeFirstDispatch).
+void run_case(const Case& c, bool twice = false, bool smoke = false, bool legacy_poison = false) {
   const auto inputs = case_inputs(c);
   const auto layouts = reference::dispatch_reference(inputs, c.shape, c.alignment, c.payload);
   const auto y = random_outputs(layouts, c.shape.hidden, c.inputs.seed);
@@ -185,9 +187,10 @@ void run_case(const Case& c, bool twice = false, bool smoke = false) {
       SYMMOE_CUDA_CHECK(cudaMemsetAsync(r.b->buffer().local(), 0, r.b->buffer().mapped_bytes_per_rank(), r.stream));
     }
     const auto& l = r.b->layout();
-    test::poison(r.b->recv_x(), l.recv_rows * l.row_bytes, 0xFF, r.stream);
-    test::poison(r.b->recv_weights(), l.recv_rows * 4, 0xFF, r.stream);
-    test::poison(r.b->recv_source(), l.recv_rows * 4, 0xFF, r.stream);
+    const cudaStream_t poison_stream = legacy_poison ? nullptr : r.stream.get();
+    test::poison(r.b->recv_x(), l.recv_rows * l.row_bytes, 0xFF, poison_stream);
+    test::poison(r.b->recv_weights(), l.recv_rows * 4, 0xFF, poison_stream);
+    test::poison(r.b->recv_source(), l.recv_rows * 4, 0xFF, poison_stream);
     r.ready(g);
     DispatchHandle h = r.b->dispatch(r.dev.input(c, r.T), r.stream, slice(c.ranks));
     if (twice) h = r.b->dispatch(r.dev.input(c, r.T), r.stream, slice(c.ranks));
@@ -249,6 +252,23 @@ TEST(EpGpu, DeepSeekShapedRowsAndRepeatedDispatch) {
   c.alignment = 128;
   c.inputs.mask_one_in = 0;
   run_case(c, /*twice=*/true, /*smoke=*/true);
+}
+
+// The open question of this layer, kept runnable: with the receive rows poisoned asynchronously
+// on the legacy default stream right before the first dispatch, and after another 8-rank test in
+// the same process, some ranks' barrier arrivals were not seen by peers (timeouts on the H200,
+// 3 of 4 runs). Reproduce with SYMMOE_WAIT_TIMEOUT_S=2 test_ep_gpu --gtest_also_run_disabled_tests
+// --gtest_filter='*2To8Ranks*:*LegacyStreamPoison*'.
+TEST(EpGpu, DISABLED_LegacyStreamPoisonBeforeFirstDispatch) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  for (int rep = 0; rep < 3; ++rep) {
+    Case warm = make_case(8, 16, 4, 512, {100, 3}, 128, 60 + rep);
+    run_case(warm);
+    Case c = make_case(8, 64, 8, 7168, {128, 77}, 128, 7);
+    c.alignment = 128;
+    c.inputs.mask_one_in = 0;
+    run_case(c, /*twice=*/true, /*smoke=*/false, /*legacy_poison=*/true);
+  }
 }
 
 // Which of the DeepSeek-shaped case's traits matter: each variant runs on its own and reports.
