@@ -2,6 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <map>
+#include <mutex>
+
 #include "symmoe/core/cuda_driver.hpp"
 #include "symmoe/core/error.hpp"
 
@@ -28,7 +31,9 @@ CudaStatus probe_cuda() {
   return status;
 }
 
-DeviceInfo query_device(int ordinal) {
+namespace {
+
+DeviceInfo read_device(int ordinal) {
   cudaDeviceProp prop{};
   SYMMOE_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal), "device ", ordinal);
   DeviceInfo info;
@@ -60,6 +65,21 @@ DeviceInfo query_device(int ordinal) {
   info.posix_fd_supported = attr(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
   info.fabric_supported = attr(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED);
   return info;
+}
+
+}  // namespace
+
+DeviceInfo query_device(int ordinal) {
+  // Launch configurations ask on every call; the properties never change in a process.
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> cache;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find(ordinal); it != cache.end()) return it->second;
+  }
+  DeviceInfo info = read_device(ordinal);
+  std::lock_guard lock(mutex);
+  return cache.emplace(ordinal, std::move(info)).first->second;
 }
 
 int current_device() {

@@ -35,6 +35,7 @@ struct DeviceInfo {
   bool fabric_supported = false;
 };
 
+// Read once per device and cached (launch configurations call this on every launch).
 DeviceInfo query_device(int ordinal);
 
 // Ordinal of the calling thread's current device.
