@@ -31,4 +31,29 @@ float Event::since(const Event& from) const {
   return ms;
 }
 
+CapturedGraph::CapturedGraph(cudaStream_t stream, const std::function<void()>& enqueue) {
+  SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    enqueue();
+  } catch (...) {
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+    cudaGetLastError();
+    throw;
+  }
+  SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+  const cudaError_t rc = cudaGraphInstantiate(&exec_, graph_, 0);
+  if (rc != cudaSuccess) {
+    cudaGraphDestroy(graph_);
+    SYMMOE_CUDA_CHECK(rc, "instantiating a captured graph");
+  }
+}
+
+CapturedGraph::~CapturedGraph() {
+  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  if (graph_ != nullptr) cudaGraphDestroy(graph_);
+}
+
+void CapturedGraph::launch(cudaStream_t stream) { SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
 }  // namespace symmoe

@@ -356,14 +356,9 @@ TEST(EpGpu, GraphReplaysAreBitwiseEqualToEager) {
     step();
     r.rt.check(stream);
     const auto eager = r.out.download();
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    step();
-    SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    SYMMOE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CapturedGraph graph(stream, step);
     for (int i = 0; i < 100; ++i) {
-      SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      graph.launch(stream);
       if (i % 25 == 24 || i == 0) {
         r.rt.check(stream);
         ASSERT_EQ(r.out.download(), eager) << "rank " << rank << " replay " << i;
@@ -371,8 +366,6 @@ TEST(EpGpu, GraphReplaysAreBitwiseEqualToEager) {
     }
     r.rt.check(stream);
     ASSERT_EQ(r.out.download(), eager) << "rank " << rank << " after 100 replays";
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
     g.barrier();
   }, 120);
 }

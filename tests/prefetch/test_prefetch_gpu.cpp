@@ -85,22 +85,17 @@ void run_case(int n, PrefetchMode mode, const ExpertSpec& spec, uint32_t epr, ui
     g.barrier();
     const int rounds = graph ? 5 : 1;
     if (graph) {
-      cudaGraph_t graph_def = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-      SYMMOE_CUDA_CHECK(cudaMemsetAsync(pool->slot(0), kPoison, l.pad_offset - l.slots_offset, stream));
-      prefetcher.launch(stream, slice(n));
-      SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_def));
-      SYMMOE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_def, 0));
+      CapturedGraph captured(stream, [&] {
+        SYMMOE_CUDA_CHECK(cudaMemsetAsync(pool->slot(0), kPoison, l.pad_offset - l.slots_offset, stream));
+        prefetcher.launch(stream, slice(n));
+      });
       for (int i = 0; i < rounds; ++i) {
-        SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        captured.launch(stream);
         rt.check(stream);
         const auto got = download(pool->buffer().local(), l.pad_offset, stream);
         ASSERT_TRUE(std::equal(got.begin(), got.end(), expected[g.rank()].begin()))
             << "rank " << g.rank() << " replay " << i;
       }
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph_def);
     } else {
       prefetcher.launch(stream, slice(n));
       rt.check(stream);

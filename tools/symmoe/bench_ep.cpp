@@ -208,30 +208,25 @@ struct Timing {
 std::pair<double, double> time_graph(comm::Group& g, runtime::DeviceRuntime& rt, cudaStream_t stream, int reps,
                                      const std::function<void()>& dispatch, const std::function<void()>& combine) {
   std::vector<Event> marks(2 * kStepsPerGraph + 1);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kStepsPerGraph; ++i) {
-    marks[2 * i].record_in_graph(stream);
-    dispatch();
-    marks[2 * i + 1].record_in_graph(stream);
-    combine();
-  }
-  marks.back().record_in_graph(stream);
-  SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  SYMMOE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CapturedGraph graph(stream, [&] {
+    for (int i = 0; i < kStepsPerGraph; ++i) {
+      marks[2 * i].record_in_graph(stream);
+      dispatch();
+      marks[2 * i + 1].record_in_graph(stream);
+      combine();
+    }
+    marks.back().record_in_graph(stream);
+  });
   std::vector<double> d, c;
   for (int rep = 0; rep < reps + 1; ++rep) {  // one warm-up replay
     g.barrier();
-    SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    graph.launch(stream);
     rt.check(stream);
     for (int i = 0; rep > 0 && i < kStepsPerGraph; ++i) {
       d.push_back(marks[2 * i + 1].since(marks[2 * i]) * 1e3);
       c.push_back(marks[2 * i + 2].since(marks[2 * i + 1]) * 1e3);
     }
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   return {median(d), median(c)};
 }
 

@@ -68,18 +68,13 @@ constexpr int kReplaysPerWindow = 20;
 template <class Enqueue>
 double worst_rank_ms(comm::Group& g, runtime::DeviceRuntime& rt, cudaStream_t stream, int reps,
                      std::vector<double>& shared, std::mutex& m, Enqueue enqueue) {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  SYMMOE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  enqueue();
-  SYMMOE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  SYMMOE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CapturedGraph graph(stream, enqueue);
   std::vector<double> worst;
   for (int i = 0; i < reps + 2; ++i) {  // two warm-up replays
     Event start, stop;
     g.barrier();
     start.record(stream);
-    for (int k = 0; k < kReplaysPerWindow; ++k) SYMMOE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    for (int k = 0; k < kReplaysPerWindow; ++k) graph.launch(stream);
     stop.record(stream);
     rt.check(stream);
     const double ms = stop.since(start) / kReplaysPerWindow;
@@ -91,8 +86,6 @@ double worst_rank_ms(comm::Group& g, runtime::DeviceRuntime& rt, cudaStream_t st
     if (i >= 2) worst.push_back(*std::max_element(shared.begin(), shared.end()));
     g.barrier();
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   return median(worst);
 }
 

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
+
 namespace symmoe {
 
 class Stream {
@@ -37,6 +39,23 @@ class Event {
 
  private:
   cudaEvent_t event_ = nullptr;
+};
+
+// A CUDA graph captured from what a callable enqueues on a stream (thread-local capture mode),
+// instantiated once and destroyed with the object. If the callable throws, the capture is
+// ended and discarded before the error propagates, so the stream is usable again.
+class CapturedGraph {
+ public:
+  CapturedGraph(cudaStream_t stream, const std::function<void()>& enqueue);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  void launch(cudaStream_t stream);
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
 };
 
 }  // namespace symmoe
