@@ -31,4 +31,6 @@ if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -1)" != "3.25" ]; 
   echo "install-deps: cmake $cmake_version is older than 3.25; python3 -m pip install 'cmake>=3.25'" >&2
   exit 1
 fi
+# CUTLASS/CuTe headers for the grouped GEMM kernels (pinned wheel from PyPI, headers only).
+"$(dirname "$0")/fetch-cutlass.sh"
 echo "install-deps: ok (cmake $cmake_version, $(nvcc --version | tail -1))"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The accelerator-machine job, in one call: build, GPU + CPU tests, doctor, benchmarks.
 # Logs and JSON land in $OUT (at most 8 files come back). Usage: scripts/device/run_all.sh
-# [--quick]  (--quick skips the benchmarks). The copy there has no .git: run it as
+# [--quick]  (--quick skips the benchmarks). The copy there has no .git and no network: run
+# it as (third_party/cutlass, git-ignored, must travel with the tree: the device tool's carry)
 #   SYMMOE_BUILD_COMMIT=<hash> scripts/device/run_all.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,6 +30,7 @@ step() { echo; echo "### $*"; }
 } 2>&1 | tee "$OUT/machine.log"
 
 step "build"
+scripts/fetch-cutlass.sh || { echo "BUILD FAILED: no CUTLASS headers (carry third_party/cutlass)"; exit 1; }
 if ! { cmake --preset release -DCMAKE_CUDA_ARCHITECTURES=90a && cmake --build --preset release -j 16; } \
     >/tmp/symmoe-build.log 2>&1; then
   cp /tmp/symmoe-build.log "$OUT/build.log"
@@ -55,8 +57,9 @@ if [ $quick = 0 ]; then
   for b in "peer-check --ranks 2,8,72" "barrier --ranks 2,4,8" "residency --hold 2" \
            "prefetch --ranks 4" "grad-reduce --ranks 4" \
            "dispatch --ranks 8" "combine --ranks 8 --model qwen3-moe" \
-           "dispatch --ranks 8 --payload fp8 --routing uniform --tokens 128,4096"; do
-    name=$(echo "$b" | tr -s ' ,-' '_' | sed 's/_ranks_[0-9_]*//; s/__*/_/g')
+           "dispatch --ranks 8 --payload fp8 --routing uniform --tokens 128,4096" \
+           "gemm" "gemm --layout masked --m 8,64 --experts 32"; do
+    name=$(echo "$b" | tr -s ' ,-' '_' | sed 's/_ranks_[0-9_]*//; s/__*/_/g; s/_$//')
     step "bench $b"
     timeout 150 "$bin" bench $b --json "$OUT/json/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1

@@ -59,6 +59,14 @@ std::string describe_status(const device::StatusBlock& s) {
       return concat(where, ": token ", s.tag, ", k ", s.peer, " has no receive row (its "
                     "dispatch failed), so its output row is incomplete");
     }
+    if (site == "grouped_gemm_rows") {
+      const bool masked = s.peer < 0;
+      return concat("grouped GEMM: expert ", s.tag, " has counts = ", static_cast<int64_t>(s.seen),
+                    masked ? "" : concat(" rows from offset ", s.peer),
+                    masked ? concat(", outside [0, max_m = ", s.expected, "]")
+                           : concat(", which leaves the ", s.expected, " rows of the activations"),
+                    "; that expert's output was not computed");
+    }
     return concat(where, " rejected its input in ", site, " (tag ", s.tag, "): value ", s.seen,
                   ", limit ", s.expected);
   }

@@ -17,6 +17,7 @@ std::vector<KernelEntry> all_kernels() {
   append_prefetch_kernels(out);
   append_ep_dispatch_kernels(out);
   append_ep_combine_kernels(out);
+  append_grouped_gemm_kernels(out);
   return out;
 }
 

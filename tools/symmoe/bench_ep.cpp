@@ -426,9 +426,15 @@ int run(const std::vector<std::string>& argv, const char* name, bool show_dispat
       std::snprintf(gib_text, sizeof(gib_text), "%.2fGiB", gib);
       const std::string cap = concat(fits ? "worst " : "fit ", gib_text);
       report.record(concat(routing, " T=", tokens, " symmetric_bytes_per_rank"), gib * (1ull << 30), "B");
-      std::printf("  %-8s %6d %10.1f %10.1f %9.1f %10.1f %10.1f %8.1f%% %8.1f %10.1f %7.2fx %14s\n",
+      // No baseline (fp8 payload, --no-baseline): n/a, never a 0 that reads like a measurement.
+      char base_text[16] = "n/a", speedup_text[16] = "n/a";
+      if (base > 0) {
+        std::snprintf(base_text, sizeof(base_text), "%.1f", base);
+        std::snprintf(speedup_text, sizeof(speedup_text), "%.2fx", base / us);
+      }
+      std::printf("  %-8s %6d %10.1f %10.1f %9.1f %10.1f %10.1f %8.1f%% %8.1f %10s %8s %14s\n",
                   routing.c_str(), tokens, remote / 1e6, logical / 1e6, us, bw, comm, 100 * bw / d2d, empty,
-                  base, base > 0 ? base / us : 0.0, cap.c_str());
+                  base_text, speedup_text, cap.c_str());
       const double nccl_us = show_dispatch ? t.nccl_dispatch_us : t.nccl_combine_us;
       if (nccl_us > 0) std::printf("  %-8s %6s NCCL %9.1f us, %5.2fx\n", "", "", nccl_us, nccl_us / us);
       // The JSON keeps both ops (combine needs a dispatch, so both were measured).

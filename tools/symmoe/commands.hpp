@@ -14,5 +14,6 @@ int run_bench_prefetch(const std::vector<std::string>& args);
 int run_bench_grad_reduce(const std::vector<std::string>& args);
 int run_bench_dispatch(const std::vector<std::string>& args);
 int run_bench_combine(const std::vector<std::string>& args);
+int run_bench_gemm(const std::vector<std::string>& args);
 
 }  // namespace symmoe::cli

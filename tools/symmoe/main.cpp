@@ -23,6 +23,7 @@ constexpr const char* kHelp =
     "  bench grad-reduce  fp32 slot gradients summed into their owners\n"
     "  bench dispatch     EP dispatch (model presets, routings, token counts) vs a sort+gather baseline\n"
     "  bench combine      EP combine, same cases, vs a copy-back + gather-sum baseline\n"
+    "  bench gemm         expert grouped GEMM (fp8 block scales, bf16) vs cuBLASLt dense and per-expert loop\n"
     "  env                the SYMMOE_* environment registry\n"
     "  version            print the version\n";
 
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
       if (rest[0] == "grad-reduce") return symmoe::cli::run_bench_grad_reduce(bench_args);
       if (rest[0] == "dispatch") return symmoe::cli::run_bench_dispatch(bench_args);
       if (rest[0] == "combine") return symmoe::cli::run_bench_combine(bench_args);
+      if (rest[0] == "gemm") return symmoe::cli::run_bench_gemm(bench_args);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "symmoe %s: %s\n", command.c_str(), e.what());

@@ -1,0 +1,71 @@
+// The expert grouped GEMM on SM90: out[e] = act[e] · W[e]ᵀ over the layouts of
+// gemm/grouped_gemm_problem.hpp, FP8 (DeepSeek-V3 block scales) or BF16, BF16 out.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "symmoe/gemm/grouped_gemm_problem.hpp"
+#include "symmoe/runtime/device_runtime.hpp"
+#include "symmoe/runtime/sm_budget.hpp"
+
+namespace symmoe::gemm {
+
+// CTA tile families. kLargeM: 128-row tiles, two consumer warpgroups per tile, clusters of 2
+// along N sharing the activation tile (fp8 128x128x128, bf16 128x256x64). kSmallM: 64-row
+// tiles, ping-pong consumer warpgroups, no cluster (fp8 64x128x128, bf16 64x128x64): decode
+// sizes, where the weights dominate the bytes and 128-row tiles would be mostly padding.
+enum class GemmTile { kAuto, kLargeM, kSmallM };
+
+struct TileChoice {
+  GemmTile tile = GemmTile::kLargeM;
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  const char* name = "";  // e.g. "fp8 128x128x128 coop 1x2"
+};
+
+// The heuristic: expected_m = rows per expert the caller expects (the row tables live on the
+// device, so the host does not know them). kSmallM when expected_m <= 64, or when 128-row
+// tiles would leave more than half of `sm_count` SMs without a tile.
+TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
+TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
+
+struct GroupedGemmOptions {
+  GemmTile tile = GemmTile::kAuto;
+  // Rows per expert for the heuristic; 0: max_m (masked) or total_rows / E (contiguous).
+  int expected_m = 0;
+  // SMs the persistent grid may occupy (num_sms 0 = every SM; reserved_sms < 0 counts as 0:
+  // the GEMM has no grid-wide barrier, so it needs no reserve unless the caller asks for one).
+  runtime::SmBudget budget = runtime::current_sm_budget();
+};
+
+// One per device and stream user: owns the argument arrays and CUTLASS's workspace, sized for
+// up to `max_experts` groups at every SM of the device, so run() allocates nothing and can be
+// captured in a CUDA graph. Not thread-safe: concurrent run()s need one GroupedGemm each.
+class GroupedGemm {
+ public:
+  GroupedGemm(runtime::DeviceRuntime& rt, int max_experts);
+  ~GroupedGemm();
+  GroupedGemm(const GroupedGemm&) = delete;
+  GroupedGemm& operator=(const GroupedGemm&) = delete;
+
+  // Validates `p` (validate_problem; experts <= max_experts), picks the tile, enqueues on
+  // `stream`. counts / offsets are read on the device: an invalid entry (negative, beyond
+  // max_m, a segment leaving total_rows) computes nothing for that expert and is reported by
+  // rt.check(stream) naming the expert. Returns the tile used.
+  TileChoice run(const GroupedGemmProblem& p, cudaStream_t stream, const GroupedGemmOptions& options = {});
+
+  int max_experts() const { return max_experts_; }
+  size_t workspace_bytes() const { return workspace_bytes_; }
+
+ private:
+  runtime::DeviceRuntime* rt_;
+  int max_experts_;
+  int device_sms_ = 0;
+  int cc_major_ = 0;
+  void* arrays_ = nullptr;
+  void* kernel_workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+};
+
+}  // namespace symmoe::gemm

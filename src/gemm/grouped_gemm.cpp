@@ -1,0 +1,126 @@
+#include "symmoe/gemm/grouped_gemm.hpp"
+
+#include <algorithm>
+
+#include "../runtime/kernel_lists.hpp"
+#include "sm90_grouped_gemm_launch.hpp"
+#include "symmoe/core/device_info.hpp"
+#include "symmoe/core/error.hpp"
+
+namespace symmoe::gemm {
+
+namespace {
+
+const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
+  const bool small = tile == GemmTile::kSmallM;
+  if (dtype == GemmDtype::kFP8E4M3) return small ? sm90::fp8_small_ops() : sm90::fp8_large_ops();
+  return small ? sm90::bf16_small_ops() : sm90::bf16_large_ops();
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
+  SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM or kSmallM)");
+  const bool small = tile == GemmTile::kSmallM;
+  if (dtype == GemmDtype::kFP8E4M3) {
+    return small ? TileChoice{tile, 64, 128, 128, "fp8 64x128x128 ping-pong"}
+                 : TileChoice{tile, 128, 128, 128, "fp8 128x128x128 cooperative, cluster 1x2"};
+  }
+  return small ? TileChoice{tile, 64, 128, 64, "bf16 64x128x64 ping-pong"}
+               : TileChoice{tile, 128, 256, 64, "bf16 128x256x64 cooperative, cluster 1x2"};
+}
+
+TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count) {
+  const TileChoice large = describe_tile(dtype, GemmTile::kLargeM);
+  const TileChoice small = describe_tile(dtype, GemmTile::kSmallM);
+  if (expected_m <= small.tile_m) return small;
+  const int64_t large_tiles = num_experts * ceil_div(std::max(expected_m, 1), large.tile_m) * ceil_div(n, large.tile_n);
+  return 2 * large_tiles < sm_count ? small : large;
+}
+
+GroupedGemm::GroupedGemm(runtime::DeviceRuntime& rt, int max_experts) : rt_(&rt), max_experts_(max_experts) {
+  SYMMOE_CHECK(max_experts >= 1, "GroupedGemm: max_experts = ", max_experts, " must be positive");
+  const DeviceInfo info = query_device(rt.device());
+  SYMMOE_CHECK(info.cc_major == 9, "the grouped GEMM kernels are built for SM90 (Hopper, sm_90a); device ",
+               rt.device(), " is ", info.name, " (", info.arch, ")");
+  device_sms_ = info.num_sms;
+  cc_major_ = info.cc_major;
+  size_t arrays = 0, kernel = 0;
+  for (const GemmDtype d : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
+    for (const GemmTile t : {GemmTile::kLargeM, GemmTile::kSmallM}) {
+      const sm90::WorkspaceBytes w = ops_for(d, t).workspace(max_experts, device_sms_);
+      arrays = std::max(arrays, w.arrays);
+      kernel = std::max(kernel, w.kernel);
+    }
+  }
+  int previous = -1;
+  SYMMOE_CUDA_CHECK(cudaGetDevice(&previous));
+  SYMMOE_CUDA_CHECK(cudaSetDevice(rt.device()));
+  cudaError_t rc = cudaMalloc(&arrays_, arrays);
+  if (rc == cudaSuccess && kernel > 0) rc = cudaMalloc(&kernel_workspace_, kernel);
+  cudaSetDevice(previous);
+  if (rc != cudaSuccess) {
+    if (arrays_ != nullptr) cudaFree(arrays_);
+    SYMMOE_CUDA_CHECK(rc, "GroupedGemm workspace (", arrays + kernel, " bytes for ", max_experts, " experts)");
+  }
+  workspace_bytes_ = arrays + kernel;
+}
+
+GroupedGemm::~GroupedGemm() {
+  if (kernel_workspace_ != nullptr) cudaFree(kernel_workspace_);
+  if (arrays_ != nullptr) cudaFree(arrays_);
+}
+
+TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, const GroupedGemmOptions& o) {
+  validate_problem(p);
+  SYMMOE_CHECK(p.num_experts <= max_experts_, "grouped GEMM over ", p.num_experts,
+               " experts: this GroupedGemm was sized for ", max_experts_, " (max_experts)");
+  runtime::SmBudget budget = o.budget;
+  if (budget.reserved_sms < 0) budget.reserved_sms = 0;
+  const runtime::SmPlan plan = runtime::plan_sms(device_sms_, cc_major_, budget);
+  TileChoice tile;
+  if (o.tile == GemmTile::kAuto) {
+    int expected = o.expected_m;
+    if (expected <= 0) {
+      expected = p.layout == GroupedLayout::kMasked ? p.max_m
+                                                    : static_cast<int>(ceil_div(std::max<int64_t>(p.total_rows, 1), p.num_experts));
+    }
+    tile = choose_tile(p.dtype, expected, p.num_experts, p.n, plan.usable);
+  } else {
+    tile = describe_tile(p.dtype, o.tile);
+  }
+  if (p.rows() == 0) return tile;  // nothing to compute (also no pointer to read)
+
+  sm90::GroupSource src{};
+  src.act = p.act;
+  src.act_scales = p.act_scales;
+  src.weights = p.weights;
+  src.weight_scales = p.weight_scales;
+  src.offsets = p.layout == GroupedLayout::kContiguous ? p.offsets : nullptr;
+  src.counts = p.counts;
+  src.out = p.out;
+  src.total_rows = p.total_rows;
+  src.max_m = p.max_m;
+  src.n = p.n;
+  src.k = p.k;
+  src.groups = p.num_experts;
+  const sm90::LaunchSlots slots{arrays_, kernel_workspace_, plan.usable, rt_->device(), rt_->status()};
+  SYMMOE_CUDA_CHECK(ops_for(p.dtype, tile.tile).launch(src, slots, stream), "grouped GEMM launch (", tile.name,
+                    ", ", p.num_experts, " experts, N = ", p.n, ", K = ", p.k, ", ", plan.usable, " SMs)");
+  return tile;
+}
+
+}  // namespace symmoe::gemm
+
+namespace symmoe::runtime {
+
+void append_grouped_gemm_kernels(std::vector<KernelEntry>& out) {
+  using namespace symmoe::gemm;
+  for (const GemmDtype d : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
+    for (const GemmTile t : {GemmTile::kLargeM, GemmTile::kSmallM}) ops_for(d, t).append_kernels(out);
+  }
+}
+
+}  // namespace symmoe::runtime

@@ -1,0 +1,60 @@
+// Between the host side of the grouped GEMM (grouped_gemm.cpp, plain C++) and the translation
+// units that instantiate the CUTLASS kernels (sm90_grouped_gemm_*_kernels.cu). Private.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "symmoe/device/status.cuh"
+#include "symmoe/gemm/grouped_gemm.hpp"
+#include "symmoe/runtime/kernel_registry.hpp"
+
+namespace symmoe::gemm::sm90 {
+
+// What the argument builder needs of a GroupedGemmProblem, by value (a kernel parameter).
+struct GroupSource {
+  const void* act;
+  const float* act_scales;   // fp8 only
+  const void* weights;
+  const float* weight_scales;  // fp8 only
+  const int32_t* offsets;    // null: masked layout (expert e starts at row e * max_m)
+  const int32_t* counts;
+  void* out;
+  int64_t total_rows;        // contiguous: rows of act / out
+  int max_m;                 // masked
+  int n, k, groups;
+};
+
+// Device memory a launch of one configuration uses besides the problem's tensors.
+struct LaunchSlots {
+  void* arrays;            // NOTE [grouped GEMM argument arrays]
+  void* kernel_workspace;  // CUTLASS's: one pair of tensor maps per persistent CTA
+  int sm_count;            // persistent CTAs: the SM budget
+  int device;
+  device::StatusBlock* status;  // invalid row tables are recorded here
+};
+
+struct WorkspaceBytes {
+  size_t arrays = 0;
+  size_t kernel = 0;
+};
+
+// One compiled tile configuration (one translation unit each, so they build in parallel).
+struct ConfigOps {
+  TileChoice tile;
+  WorkspaceBytes (*workspace)(int groups, int sm_count);
+  // Enqueues the argument builder, then the GEMM. Errors: CUDA's, or cudaErrorInvalidValue
+  // when CUTLASS rejects the arguments (validate_problem runs first, so that is a bug).
+  cudaError_t (*launch)(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream);
+  void (*append_kernels)(std::vector<runtime::KernelEntry>& out);
+};
+const ConfigOps& fp8_large_ops();   // sm90_grouped_gemm_fp8_large_kernels.cu
+const ConfigOps& fp8_small_ops();   // sm90_grouped_gemm_fp8_small_kernels.cu
+const ConfigOps& bf16_large_ops();  // sm90_grouped_gemm_bf16_large_kernels.cu
+const ConfigOps& bf16_small_ops();  // sm90_grouped_gemm_bf16_small_kernels.cu
+
+}  // namespace symmoe::gemm::sm90
+

@@ -1,0 +1,309 @@
+// The SM90 grouped GEMM against the CPU reference: both dtypes, both tile families, both
+// layouts, random rows per expert (0 included), poisoned outputs, device-side row-table errors,
+// graph replay and SM budgets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/device_array.hpp"
+#include "support/error_text.hpp"
+#include "support/gpu.hpp"
+#include "symmoe/core/bf16.hpp"
+#include "symmoe/core/cuda_handles.hpp"
+#include "symmoe/device/fp8_block_quant.cuh"
+#include "symmoe/gemm/grouped_gemm.hpp"
+#include "symmoe/reference/grouped_gemm_reference.hpp"
+
+namespace symmoe::gemm {
+namespace {
+
+using test::DeviceArray;
+
+constexpr uint16_t kPoison = 0x7FC1;  // a bf16 NaN no computation produces
+
+// Host tensors of one problem; `problem(host)` points a GroupedGemmProblem at them.
+struct HostCase {
+  GemmDtype dtype = GemmDtype::kBF16;
+  GroupedLayout layout = GroupedLayout::kContiguous;
+  int experts = 0, n = 0, k = 0, max_m = 0;
+  int64_t rows = 0;
+  std::vector<uint8_t> act, weights;  // bf16 bits or e4m3 codes, raw bytes
+  std::vector<float> act_scales, weight_scales;
+  std::vector<int32_t> offsets, counts;
+
+  GroupedGemmProblem problem(const void* a, const float* as, const void* w, const float* ws, const int32_t* off,
+                             const int32_t* cnt, void* out) const {
+    GroupedGemmProblem p;
+    p.dtype = dtype;
+    p.layout = layout;
+    p.num_experts = experts;
+    p.n = n;
+    p.k = k;
+    p.total_rows = layout == GroupedLayout::kContiguous ? rows : 0;
+    p.max_m = layout == GroupedLayout::kMasked ? max_m : 0;
+    p.act = a;
+    p.act_scales = as;
+    p.weights = w;
+    p.weight_scales = ws;
+    p.offsets = layout == GroupedLayout::kContiguous ? off : nullptr;
+    p.counts = cnt;
+    p.out = out;
+    return p;
+  }
+};
+
+// Integer mode: small integers (and power-of-two scales) so every partial sum is exact in the
+// kernel's accumulators and only the final bf16 rounding remains, equal to the reference's.
+HostCase make_case(GemmDtype dtype, GroupedLayout layout, int experts, int n, int k, int max_count, bool integers,
+                   uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  HostCase c;
+  c.dtype = dtype;
+  c.layout = layout;
+  c.experts = experts;
+  c.n = n;
+  c.k = k;
+  c.max_m = max_count;
+  int64_t row = 0;
+  for (int e = 0; e < experts; ++e) {
+    // Expert 1 is empty, expert 2 full; the rest random (0 included).
+    const int m = e == 1 ? 0 : e == 2 ? max_count : static_cast<int>(rng() % (max_count + 1));
+    if (layout == GroupedLayout::kContiguous) {
+      row += rng() % 5;  // unused rows between segments stay poisoned
+      c.offsets.push_back(static_cast<int32_t>(row));
+      row += m;
+    }
+    c.counts.push_back(m);
+  }
+  c.rows = layout == GroupedLayout::kContiguous ? row + 3 : int64_t{experts} * max_count;
+  const size_t act_elems = static_cast<size_t>(c.rows) * k, w_elems = static_cast<size_t>(experts) * n * k;
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  auto int_value = [&] { return static_cast<float>(static_cast<int>(rng() % 7) - 3); };
+  if (dtype == GemmDtype::kBF16) {
+    c.act.resize(act_elems * 2);
+    c.weights.resize(w_elems * 2);
+    auto fill = [&](std::vector<uint8_t>& v) {
+      for (size_t i = 0; i < v.size() / 2; ++i) {
+        const uint16_t b = float_to_bf16_bits(integers ? int_value() : u(rng));
+        std::memcpy(&v[2 * i], &b, 2);
+      }
+    };
+    fill(c.act);
+    fill(c.weights);
+  } else {
+    auto code = [&] {
+      if (integers) return device::fp8_e4m3_from_float(int_value());
+      uint8_t q;
+      do q = static_cast<uint8_t>(rng()); while ((q & 0x7F) == 0x7F);  // no NaN codes
+      return q;
+    };
+    c.act.resize(act_elems);
+    c.weights.resize(w_elems);
+    for (auto& q : c.act) q = code();
+    for (auto& q : c.weights) q = code();
+    c.act_scales.resize(static_cast<size_t>(c.rows) * (k / 128));
+    c.weight_scales.resize(static_cast<size_t>(experts) * (n / 128) * (k / 128));
+    for (auto& s : c.act_scales) s = std::ldexp(1.f, static_cast<int>(rng() % 5) - 2 - (integers ? 0 : 6));
+    for (auto& s : c.weight_scales) s = integers ? std::ldexp(1.f, static_cast<int>(rng() % 3) - 1) : 0.25f + 0.5f * (u(rng) + 1.f) / 2;
+  }
+  return c;
+}
+
+// Device copies of a HostCase and its output.
+struct DeviceCase {
+  DeviceArray<uint8_t> act, weights;
+  DeviceArray<float> act_scales, weight_scales;
+  DeviceArray<int32_t> offsets, counts;
+  DeviceArray<uint16_t> out;
+  explicit DeviceCase(const HostCase& c)
+      : act(c.act), weights(c.weights), act_scales(c.act_scales), weight_scales(c.weight_scales),
+        offsets(c.offsets), counts(c.counts), out(static_cast<size_t>(c.rows) * c.n) {}
+  GroupedGemmProblem problem(const HostCase& c) const {
+    return c.problem(act.get(), c.dtype == GemmDtype::kFP8E4M3 ? act_scales.get() : nullptr, weights.get(),
+                     c.dtype == GemmDtype::kFP8E4M3 ? weight_scales.get() : nullptr,
+                     offsets.size() ? offsets.get() : nullptr, counts.get(), out.get());
+  }
+  void poison(cudaStream_t s) { test::poison(out.get(), out.size() * 2, 0xFF, s); }
+};
+
+double element_value(const HostCase& c, const std::vector<uint8_t>& v, size_t i, float scale) {
+  if (c.dtype == GemmDtype::kBF16) {
+    uint16_t b;
+    std::memcpy(&b, &v[2 * i], 2);
+    return bf16_bits_to_float(b);
+  }
+  return static_cast<double>(device::fp8_e4m3_to_float(v[i])) * scale;
+}
+
+// Compares against the reference: rows of an expert within the bound (exact when `integers`),
+// every other row still poisoned. The bound: one bf16 rounding plus the accumulators'
+// precision, |gpu - ref| <= 2^-8 |ref| + eps * sum_k |a_k b_k|, eps = 2^-9 for fp8 (wgmma's fp8
+// accumulation keeps fewer bits than fp32; per-128-K promotion bounds its reach) and 2^-16 for
+// bf16.
+void expect_matches(const HostCase& c, const std::vector<uint16_t>& got, bool integers, const std::string& what) {
+  std::vector<uint16_t> ref_out(got.size(), kPoison);
+  const GroupedGemmProblem hp = c.problem(c.act.data(), c.act_scales.data(), c.weights.data(),
+                                          c.weight_scales.data(), c.offsets.data(), c.counts.data(), ref_out.data());
+  std::vector<double> exact;
+  reference::grouped_gemm_reference(hp, &exact);
+  std::vector<char> used(static_cast<size_t>(c.rows), 0);
+  const double eps = c.dtype == GemmDtype::kFP8E4M3 ? std::ldexp(1.0, -9) : std::ldexp(1.0, -16);
+  const int kb = c.k / 128, nb = c.n / 128;
+  int bad = 0;
+  for (int e = 0; e < c.experts; ++e) {
+    const int64_t row0 = c.layout == GroupedLayout::kContiguous ? c.offsets[e] : int64_t{e} * c.max_m;
+    for (int64_t r = row0; r < row0 + c.counts[e]; ++r) {
+      used[r] = 1;
+      for (int n = 0; n < c.n; ++n) {
+        const size_t o = static_cast<size_t>(r) * c.n + n;
+        if (integers) {
+          if (got[o] != ref_out[o] && bad++ < 5) {
+            ADD_FAILURE() << what << ": expert " << e << " row " << r << " col " << n << ": got bf16 0x" << std::hex
+                          << got[o] << ", reference 0x" << ref_out[o] << std::dec;
+          }
+          continue;
+        }
+        double abs_sum = 0;
+        for (int k = 0; k < c.k; ++k) {
+          const float sa = c.dtype == GemmDtype::kFP8E4M3 ? c.act_scales[r * kb + k / 128] : 1.f;
+          const float sb = c.dtype == GemmDtype::kFP8E4M3
+                               ? c.weight_scales[(static_cast<size_t>(e) * nb + n / 128) * kb + k / 128]
+                               : 1.f;
+          abs_sum += std::fabs(element_value(c, c.act, static_cast<size_t>(r) * c.k + k, sa) *
+                               element_value(c, c.weights, (static_cast<size_t>(e) * c.n + n) * c.k + k, sb));
+        }
+        const double g = bf16_bits_to_float(got[o]);
+        const double bound = std::ldexp(std::fabs(exact[o]), -8) + eps * abs_sum;
+        if (!(std::fabs(g - exact[o]) <= bound) && bad++ < 5) {
+          ADD_FAILURE() << what << ": expert " << e << " row " << r << " col " << n << ": got " << g
+                        << ", exact " << exact[o] << ", bound " << bound;
+        }
+      }
+    }
+  }
+  for (int64_t r = 0; r < c.rows; ++r) {
+    if (used[r]) continue;
+    for (int n = 0; n < c.n; ++n) {
+      if (got[static_cast<size_t>(r) * c.n + n] != kPoison && bad++ < 5) {
+        ADD_FAILURE() << what << ": row " << r << " belongs to no expert but was written";
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+struct Gpu {
+  runtime::DeviceRuntime rt;
+  Stream stream;
+  GroupedGemm gemm;
+  Gpu() : rt(0), gemm(rt, 64) {}
+};
+
+std::vector<uint16_t> run(Gpu& g, const HostCase& c, GemmTile tile, runtime::SmBudget budget = {}) {
+  DeviceCase d(c);
+  d.poison(g.stream);
+  GroupedGemmOptions o;
+  o.tile = tile;
+  o.budget = budget;
+  g.gemm.run(d.problem(c), g.stream, o);
+  g.rt.check(g.stream);
+  return d.out.download();
+}
+
+const char* name(GemmDtype d) { return d == GemmDtype::kFP8E4M3 ? "fp8" : "bf16"; }
+const char* name(GemmTile t) { return t == GemmTile::kSmallM ? "small-M tile" : "large-M tile"; }
+const char* name(GroupedLayout l) { return l == GroupedLayout::kMasked ? "masked" : "contiguous"; }
+
+TEST(GroupedGemmGpu, EveryDtypeTileAndLayoutMatchesTheReference) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  uint64_t seed = 1;
+  for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
+    for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+      for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM}) {
+        // N = 384: an odd number of 128-wide tiles (clusters of 2 along N get a partial pair);
+        // up to 200 rows per expert: partial M tiles of both families.
+        const HostCase c = make_case(dtype, layout, 5, 384, 512, 200, /*integers=*/false, seed++);
+        const std::string what = std::string(name(dtype)) + " " + name(layout) + " " + name(tile);
+        expect_matches(c, run(g, c, tile), false, what);
+      }
+    }
+  }
+}
+
+TEST(GroupedGemmGpu, IntegerInputsAreExact) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
+    for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM}) {
+      const HostCase c = make_case(dtype, GroupedLayout::kContiguous, 7, 256, 1024, 150, /*integers=*/true, 40);
+      expect_matches(c, run(g, c, tile), true, std::string("integers ") + name(dtype) + " " + name(tile));
+    }
+  }
+}
+
+TEST(GroupedGemmGpu, SmBudgetAndGraphReplayGiveTheSameBits) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  const HostCase c = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 9, 512, 768, 300, false, 77);
+  const auto full = run(g, c, GemmTile::kAuto);
+  EXPECT_EQ(run(g, c, GemmTile::kAuto, runtime::SmBudget{16, 0}), full) << "16 SMs";
+  DeviceCase d(c);
+  d.poison(g.stream);
+  CapturedGraph graph(g.stream, [&] { g.gemm.run(d.problem(c), g.stream); });
+  for (int i = 0; i < 3; ++i) graph.launch(g.stream);
+  g.rt.check(g.stream);
+  EXPECT_EQ(d.out.download(), full) << "graph replay";
+}
+
+TEST(GroupedGemmGpu, InvalidRowTablesAreReportedNamingTheExpert) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  HostCase c = make_case(GemmDtype::kBF16, GroupedLayout::kMasked, 4, 256, 256, 64, false, 5);
+  c.counts[3] = 65;  // beyond max_m
+  DeviceCase d(c);
+  d.poison(g.stream);
+  g.gemm.run(d.problem(c), g.stream);
+  const auto failure = g.rt.take_failure(g.stream);
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(failure->find("grouped GEMM: expert 3 has counts = 65, outside [0, max_m = 64]"), std::string::npos)
+      << *failure;
+  // The other experts were computed.
+  c.counts[3] = 0;
+  expect_matches(c, d.out.download(), false, "valid experts next to an invalid one");
+
+  HostCase s = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 3, 256, 256, 32, false, 6);
+  s.counts[0] = static_cast<int32_t>(s.rows);  // the segment leaves the rows
+  DeviceCase ds(s);
+  g.gemm.run(ds.problem(s), g.stream);
+  const auto f2 = g.rt.take_failure(g.stream);
+  ASSERT_TRUE(f2.has_value());
+  EXPECT_NE(f2->find("expert 0 has counts = " + std::to_string(s.rows)), std::string::npos) << *f2;
+  EXPECT_NE(f2->find("leaves the " + std::to_string(s.rows) + " rows"), std::string::npos) << *f2;
+}
+
+TEST(GroupedGemmGpu, BadCallsFailBeforeLaunchWithNamedErrors) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  const HostCase c = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 3, 256, 256, 16, false, 9);
+  DeviceCase d(c);
+  GroupedGemmProblem p = d.problem(c);
+  p.k = 200;
+  EXPECT_NE(test::error_text([&] { g.gemm.run(p, g.stream); }).find("K = 200 must be a multiple of 128"),
+            std::string::npos);
+  p = d.problem(c);
+  p.num_experts = 65;
+  EXPECT_NE(test::error_text([&] { g.gemm.run(p, g.stream); }).find("sized for 64 (max_experts)"),
+            std::string::npos);
+  p = d.problem(c);
+  p.weight_scales = nullptr;
+  EXPECT_NE(test::error_text([&] { g.gemm.run(p, g.stream); }).find("weight_scales"), std::string::npos);
+  EXPECT_FALSE(g.rt.take_failure(g.stream).has_value());
+}
+
+}  // namespace
+}  // namespace symmoe::gemm

@@ -1,0 +1,30 @@
+// The tile heuristic and tile descriptions (host only).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/error_text.hpp"
+#include "symmoe/gemm/grouped_gemm.hpp"
+
+namespace symmoe::gemm {
+namespace {
+
+TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTiles) {
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 132).tile, GemmTile::kSmallM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 32, 4096, 132).tile, GemmTile::kSmallM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 8, 4096, 132).tile, GemmTile::kLargeM);
+  EXPECT_EQ(choose_tile(GemmDtype::kBF16, 256, 32, 4096, 132).tile, GemmTile::kLargeM);
+  // 2 experts x 1 x 2 large tiles = 4 tiles for 132 SMs: the small tile spreads further.
+  EXPECT_EQ(choose_tile(GemmDtype::kBF16, 100, 2, 512, 132).tile, GemmTile::kSmallM);
+}
+
+TEST(GroupedGemm, TileDescriptionsNameTheirShape) {
+  EXPECT_EQ(std::string(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kLargeM).name),
+            "fp8 128x128x128 cooperative, cluster 1x2");
+  EXPECT_EQ(describe_tile(GemmDtype::kBF16, GemmTile::kSmallM).tile_m, 64);
+  EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kAuto); }).find("concrete tile"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace symmoe::gemm

@@ -1,0 +1,317 @@
+// `symmoe bench gemm`: the expert grouped GEMM on model shapes against same-run cuBLASLt
+// baselines (gemm_baseline.hpp): one dense GEMM of the same total FLOPs, and a loop of one
+// GEMM per expert.
+//
+// Shapes: gate/up N = 2 I, K = H; down N = H, K = I (H hidden, I the expert's intermediate
+// size). Every expert gets M rows (contiguous layout, offsets e * M; or masked with max_m = M).
+//
+// Timing: each implementation is captured once in a CUDA graph and replayed `reps` times with
+// events around every replay (no host launch cost in the numbers); the median is reported.
+// The inputs are larger than L2 except for the smallest cases (noted per row by "L2").
+//
+// Accounting (per launch):
+//   FLOPs   = 2 * E * M * N * K
+//   Bytes   = act E*M*K*b + weights E*N*K*b + out E*M*N*2 (+ fp8 scales E*M*K/128*4 and
+//             E*N*K/128^2*4), b = 1 (fp8) or 2 (bf16): each operand read once, out written once
+//   HBM GB/s = Bytes / time; Wt% = weight bytes / time as a fraction of the same-run d2d copy
+//   rate (the decode-size criterion: weights dominate when M is small).
+//   Dense baseline: act [E*M, K] x one [N, K] weight matrix: the same FLOPs, E times fewer
+//   weight bytes, per-tensor scales (no block-scale promotion): an upper bound for fp8.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "bench_common.hpp"
+#include "commands.hpp"
+#include "gemm_baseline.hpp"
+#include "report.hpp"
+#include "symmoe/core/cuda_handles.hpp"
+#include "symmoe/core/device_info.hpp"
+#include "symmoe/core/error.hpp"
+#include "symmoe/gemm/grouped_gemm.hpp"
+#include "symmoe/runtime/device_runtime.hpp"
+
+namespace symmoe::cli {
+
+using ::symmoe::detail::concat;
+using gemm::GemmDtype;
+using gemm::GroupedLayout;
+
+namespace {
+
+struct GemmModel {
+  std::string name;
+  int hidden, intermediate;
+};
+
+const std::vector<GemmModel>& gemm_models() {
+  static const std::vector<GemmModel> all = {
+      {"deepseek-v3", 7168, 2048}, {"qwen3-moe", 4096, 1536}, {"kimi-k2", 7168, 2048}};
+  return all;
+}
+
+struct GemmOptions {
+  GemmModel model = gemm_models()[0];
+  std::vector<int> m = {8, 64, 256, 1024, 4096};
+  std::vector<int> experts = {8, 32};
+  std::vector<std::string> ops = {"gate_up", "down"};
+  std::vector<GemmDtype> dtypes = {GemmDtype::kFP8E4M3, GemmDtype::kBF16};
+  GroupedLayout layout = GroupedLayout::kContiguous;
+  gemm::GemmTile tile = gemm::GemmTile::kAuto;
+  int reps = 20;
+  int sms = 0;
+  bool baseline = true;
+  bool dry_run = false;
+  std::string json;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = s.find(',', at);
+    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
+
+bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
+  try {
+    Args args(argv, {"no-baseline", "dry-run"},
+              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "reps", "sms", "json"});
+    const std::string model = args.get("model").value_or(o->model.name);
+    auto it = std::find_if(gemm_models().begin(), gemm_models().end(),
+                           [&](const GemmModel& m) { return m.name == model; });
+    SYMMOE_CHECK(it != gemm_models().end(), "--model '", model, "': one of deepseek-v3, qwen3-moe, kimi-k2");
+    o->model = *it;
+    o->model.hidden = static_cast<int>(args.get_int("hidden", o->model.hidden, 128, 65536));
+    o->model.intermediate = static_cast<int>(args.get_int("intermediate", o->model.intermediate, 128, 65536));
+    if (args.get("m")) o->m = args.get_int_list("m");
+    for (int m : o->m) SYMMOE_CHECK(m >= 1 && m <= 65536, "--m ", m, " must lie in [1, 65536]");
+    if (args.get("experts")) o->experts = args.get_int_list("experts");
+    for (int e : o->experts) SYMMOE_CHECK(e >= 1 && e <= 1024, "--experts ", e, " must lie in [1, 1024]");
+    if (auto op = args.get("op")) o->ops = split_list(*op);
+    for (const auto& op : o->ops) SYMMOE_CHECK(op == "gate_up" || op == "down", "--op '", op, "': gate_up or down");
+    if (auto d = args.get("dtype")) {
+      o->dtypes.clear();
+      for (const auto& t : split_list(*d)) {
+        SYMMOE_CHECK(t == "fp8" || t == "bf16", "--dtype '", t, "': fp8 or bf16");
+        o->dtypes.push_back(t == "fp8" ? GemmDtype::kFP8E4M3 : GemmDtype::kBF16);
+      }
+    }
+    const std::string layout = args.get("layout").value_or("contiguous");
+    SYMMOE_CHECK(layout == "contiguous" || layout == "masked", "--layout '", layout, "': contiguous or masked");
+    o->layout = layout == "masked" ? GroupedLayout::kMasked : GroupedLayout::kContiguous;
+    const std::string tile = args.get("tile").value_or("auto");
+    SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small", "--tile '", tile, "': auto, large or small");
+    o->tile = tile == "large" ? gemm::GemmTile::kLargeM : tile == "small" ? gemm::GemmTile::kSmallM : gemm::GemmTile::kAuto;
+    o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 100000));
+    o->sms = static_cast<int>(args.get_int("sms", 0, 0, 1024));
+    o->baseline = !args.flag("no-baseline");
+    o->dry_run = args.flag("dry-run");
+    o->json = args.get("json").value_or("");
+    return true;
+  } catch (const Error& e) {
+    std::fprintf(stderr,
+                 "symmoe bench gemm: %s\nusage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] "
+                 "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
+                 "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small] [--reps 20] "
+                 "[--sms N] [--no-baseline] [--dry-run] [--json FILE]\n",
+                 e.what());
+    return false;
+  }
+}
+
+struct Case {
+  std::string op;
+  GemmDtype dtype;
+  int experts, m, n, k;
+  double flops() const { return 2.0 * experts * m * double(n) * k; }
+  double elem() const { return dtype == GemmDtype::kFP8E4M3 ? 1 : 2; }
+  double weight_bytes() const { return double(experts) * n * k * elem(); }
+  double bytes() const {
+    double b = double(experts) * m * k * elem() + weight_bytes() + double(experts) * m * n * 2;
+    if (dtype == GemmDtype::kFP8E4M3) b += double(experts) * m * (k / 128) * 4 + double(experts) * (n / 128) * (k / 128) * 4;
+    return b;
+  }
+  std::string key() const {
+    return concat(op, " ", dtype == GemmDtype::kFP8E4M3 ? "fp8" : "bf16", " E=", experts, " M=", m);
+  }
+};
+
+std::vector<Case> cases(const GemmOptions& o) {
+  std::vector<Case> out;
+  for (const GemmDtype d : o.dtypes) {
+    for (const auto& op : o.ops) {
+      const int n = op == "gate_up" ? 2 * o.model.intermediate : o.model.hidden;
+      const int k = op == "gate_up" ? o.model.hidden : o.model.intermediate;
+      for (int e : o.experts) {
+        for (int m : o.m) out.push_back(Case{op, d, e, m, n, k});
+      }
+    }
+  }
+  return out;
+}
+
+// Median over `reps` graph replays of what `enqueue` puts on `stream`, in microseconds.
+double time_graph_us(cudaStream_t stream, int reps, const std::function<void()>& enqueue) {
+  enqueue();  // warm-up outside the graph (module load, first-touch)
+  SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  CapturedGraph graph(stream, enqueue);
+  graph.launch(stream);
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    Event start, stop;
+    start.record(stream);
+    graph.launch(stream);
+    stop.record(stream);
+    SYMMOE_CUDA_CHECK(cudaEventSynchronize(stop));
+    us.push_back(stop.since(start) * 1e3);
+  }
+  return median(us);
+}
+
+struct DeviceBuf {
+  void* p = nullptr;
+  explicit DeviceBuf(size_t bytes) { SYMMOE_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 16)), bytes, " bytes"); }
+  ~DeviceBuf() { cudaFree(p); }
+  DeviceBuf(const DeviceBuf&) = delete;
+  DeviceBuf& operator=(const DeviceBuf&) = delete;
+  template <class T>
+  T* as() const { return static_cast<T*>(p); }
+};
+
+}  // namespace
+
+int run_bench_gemm(const std::vector<std::string>& argv) {
+  GemmOptions o;
+  if (!parse_gemm(argv, &o)) return 2;
+  const auto all = cases(o);
+  Report report("symmoe bench gemm");
+  const bool fp8_any = std::count(o.dtypes.begin(), o.dtypes.end(), GemmDtype::kFP8E4M3) > 0;
+  report.section(concat("grouped GEMM: ", o.model.name, " (hidden ", o.model.hidden, ", intermediate ",
+                        o.model.intermediate, "), ", o.layout == GroupedLayout::kMasked ? "masked" : "contiguous",
+                        " layout, bf16 out", fp8_any ? "; fp8 = e4m3 with 1x128 activation and 128x128 weight scales" : ""));
+  report.line("FLOPs = 2 E M N K; Bytes = act + weights + out (+ fp8 scales), each once; HBM = Bytes / time; "
+              "Wt% = weight bytes / time vs the d2d copy rate");
+  report.line("Dense = cuBLASLt, one GEMM [E*M, K] x [N, K] (same FLOPs, one weight matrix, per-tensor scales); "
+              "Loop = cuBLASLt, one GEMM per expert");
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  cudaGetLastError();
+  if (o.dry_run || gpus == 0) {
+    std::printf("  %-8s %5s %5s %5s %6s %6s %10s %10s\n", "Op", "dtype", "E", "M", "N", "K", "GFLOP", "MB");
+    for (const Case& c : all) {
+      std::printf("  %-8s %5s %5d %5d %6d %6d %10.2f %10.1f\n", c.op.c_str(),
+                  c.dtype == GemmDtype::kFP8E4M3 ? "fp8" : "bf16", c.experts, c.m, c.n, c.k, c.flops() / 1e9,
+                  c.bytes() / 1e6);
+      report.record(c.key() + " gflop", c.flops() / 1e9);
+      report.record(c.key() + " bytes", c.bytes() / 1e6, "MB");
+    }
+    if (!o.json.empty()) report.write_json(o.json);
+    if (o.dry_run) return 0;
+    std::fprintf(stderr, "symmoe bench gemm: no CUDA GPU: timing needs an SM90 GPU (--dry-run lists the cases)\n");
+    return 1;
+  }
+
+  const int device = current_device();
+  const DeviceInfo info = query_device(device);
+  runtime::DeviceRuntime rt(device);
+  Stream stream;
+  const double d2d = d2d_copy_gbps(5);
+  report.line(concat("device: ", info.name, ", ", info.num_sms, " SMs; d2d copy rate (1 GiB, read+write): ",
+                     d2d, " GB/s"));
+  report.record("d2d_copy_gbps", d2d, "GB/s");
+  int max_e = 1;
+  for (int e : o.experts) max_e = std::max(max_e, e);
+  gemm::GroupedGemm gg(rt, max_e);
+  gemm::GroupedGemmOptions go;
+  go.tile = o.tile;
+  go.budget = runtime::SmBudget{o.sms, 0};
+
+  std::printf("  %-8s %5s %4s %5s %6s %6s %-9s %9s %8s %8s %6s %9s %8s %7s %9s %7s\n", "Op", "dtype", "E", "M", "N",
+              "K", "tile", "time(us)", "TFLOPS", "HBM GB/s", "Wt%", "Dense(us)", "TFLOPS", "vsDense", "Loop(us)",
+              "vsLoop");
+  for (const Case& c : all) {
+    const bool fp8 = c.dtype == GemmDtype::kFP8E4M3;
+    const size_t rows = static_cast<size_t>(c.experts) * c.m;
+    const size_t eb = fp8 ? 1 : 2;
+    DeviceBuf act(rows * c.k * eb), w(static_cast<size_t>(c.experts) * c.n * c.k * eb), out(rows * c.n * 2);
+    DeviceBuf as(fp8 ? rows * (c.k / 128) * 4 : 0), ws(fp8 ? size_t(c.experts) * (c.n / 128) * (c.k / 128) * 4 : 0);
+    DeviceBuf offsets(c.experts * 4), counts(c.experts * 4);
+    if (fp8) {
+      fill_fp8(act.p, rows * c.k, 1, stream);
+      fill_fp8(w.p, size_t(c.experts) * c.n * c.k, 2, stream);
+      fill_f32(as.as<float>(), rows * (c.k / 128), 1.f / 16, stream);
+      fill_f32(ws.as<float>(), size_t(c.experts) * (c.n / 128) * (c.k / 128), 1.f / 16, stream);
+    } else {
+      fill_bf16(act.p, rows * c.k, 1, stream);
+      fill_bf16(w.p, size_t(c.experts) * c.n * c.k, 2, stream);
+    }
+    fill_i32_ramp(offsets.as<int32_t>(), c.experts, c.m, stream);
+    fill_i32(counts.as<int32_t>(), c.experts, c.m, stream);
+    gemm::GroupedGemmProblem p;
+    p.dtype = c.dtype;
+    p.layout = o.layout;
+    p.num_experts = c.experts;
+    p.n = c.n;
+    p.k = c.k;
+    p.total_rows = o.layout == GroupedLayout::kContiguous ? static_cast<int64_t>(rows) : 0;
+    p.max_m = o.layout == GroupedLayout::kMasked ? c.m : 0;
+    p.act = act.p;
+    p.act_scales = fp8 ? as.as<float>() : nullptr;
+    p.weights = w.p;
+    p.weight_scales = fp8 ? ws.as<float>() : nullptr;
+    p.offsets = o.layout == GroupedLayout::kContiguous ? offsets.as<int32_t>() : nullptr;
+    p.counts = counts.as<int32_t>();
+    p.out = out.p;
+    go.expected_m = c.m;
+    gemm::TileChoice tile;
+    const double us = time_graph_us(stream, o.reps, [&] { tile = gg.run(p, stream, go); });
+    rt.check(stream);
+    double dense_us = 0, loop_us = 0;
+    if (o.baseline) {
+      CublasLtGemm dense(c.dtype, static_cast<int64_t>(rows), c.n, c.k);
+      dense_us = time_graph_us(stream, o.reps, [&] { dense.run(act.p, w.p, out.p, stream); });
+      CublasLtGemm one(c.dtype, c.m, c.n, c.k);
+      loop_us = time_graph_us(stream, o.reps, [&] {
+        for (int e = 0; e < c.experts; ++e) {
+          one.run(act.as<char>() + size_t(e) * c.m * c.k * eb, w.as<char>() + size_t(e) * c.n * c.k * eb,
+                  out.as<char>() + size_t(e) * c.m * c.n * 2, stream);
+        }
+      });
+    }
+    const double tflops = c.flops() / (us * 1e-6) / 1e12;
+    const double hbm = c.bytes() / (us * 1e-6) / 1e9;
+    const double wt = c.weight_bytes() / (us * 1e-6) / 1e9 / d2d;
+    const double dense_tflops = dense_us > 0 ? c.flops() / (dense_us * 1e-6) / 1e12 : 0;
+    char tile_text[16];
+    std::snprintf(tile_text, sizeof(tile_text), "%dx%d", tile.tile_m, tile.tile_n);
+    std::printf("  %-8s %5s %4d %5d %6d %6d %-9s %9.1f %8.1f %8.0f %5.1f%% %9.1f %8.1f %6.2fx %9.1f %6.2fx\n",
+                c.op.c_str(), fp8 ? "fp8" : "bf16", c.experts, c.m, c.n, c.k, tile_text, us, tflops, hbm, 100 * wt,
+                dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
+                loop_us > 0 ? loop_us / us : 0.0);
+    std::fflush(stdout);
+    const std::string key = c.key();
+    report.record(key + " us", us, "us");
+    report.record(key + " tflops", tflops, "TFLOPS");
+    report.record(key + " hbm_gbps", hbm, "GB/s");
+    report.record(key + " weight_fraction_of_d2d", wt);
+    report.record(key + " tile_m", tile.tile_m);
+    report.record(key + " tile_n", tile.tile_n);
+    if (dense_us > 0) {
+      report.record(key + " dense_us", dense_us, "us");
+      report.record(key + " dense_tflops", dense_tflops, "TFLOPS");
+      report.record(key + " loop_us", loop_us, "us");
+    }
+  }
+  if (!o.json.empty()) report.write_json(o.json);
+  return 0;
+}
+
+}  // namespace symmoe::cli

@@ -1,0 +1,149 @@
+#include "gemm_baseline.hpp"
+
+#include <cublasLt.h>
+
+#include "symmoe/core/error.hpp"
+
+namespace symmoe::cli {
+
+namespace {
+
+void check(cublasStatus_t s, const char* what) {
+  SYMMOE_CHECK(s == CUBLAS_STATUS_SUCCESS, "cuBLASLt: ", what, " failed with status ", static_cast<int>(s));
+}
+
+__device__ uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+__global__ void fill_fp8_kernel(uint8_t* dst, size_t count, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    const uint64_t h = mix(seed * 0x9E3779B97F4A7C15ull + i);
+    // sign | exponent 0..7 | mantissa: magnitudes up to 1.875, never NaN (0x7F / 0xFF).
+    dst[i] = static_cast<uint8_t>((h & 0x80) | ((h >> 8) & 0x3F));
+  }
+}
+
+__global__ void fill_bf16_kernel(uint16_t* dst, size_t count, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    const uint64_t h = mix(seed * 0x9E3779B97F4A7C15ull + i);
+    const float v = static_cast<float>(h >> 40) / static_cast<float>(1 << 24) * 2.f - 1.f;
+    dst[i] = static_cast<uint16_t>(__float_as_uint(v) >> 16);
+  }
+}
+
+__global__ void fill_f32_kernel(float* dst, size_t count, float value) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    dst[i] = value;
+  }
+}
+
+__global__ void fill_i32_kernel(int32_t* dst, int count, int32_t value, int32_t step) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) dst[i] = value + i * step;
+}
+
+unsigned grid_for(size_t count) { return static_cast<unsigned>(std::min<size_t>((count + 255) / 256, 4096)); }
+
+}  // namespace
+
+struct CublasLtGemm::State {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  void* workspace = nullptr;
+  size_t workspace_bytes = size_t{64} << 20;
+  float* scales = nullptr;  // [2]: per-tensor scales of the weights and the activations
+};
+
+// Column-major view: out^T [N x M] = W [N x K] · act^T [K x M]. W is row-major [N, K], i.e. a
+// column-major K x N matrix taken transposed ("TN", the layout cuBLASLt's fp8 path requires).
+CublasLtGemm::CublasLtGemm(gemm::GemmDtype dtype, int64_t m, int64_t n, int64_t k) : s_(new State) {
+  const bool fp8 = dtype == gemm::GemmDtype::kFP8E4M3;
+  const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  check(cublasLtCreate(&s_->handle), "cublasLtCreate");
+  check(cublasLtMatmulDescCreate(&s_->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const cublasOperation_t t = CUBLAS_OP_T, nt = CUBLAS_OP_N;
+  check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)), "TRANSA");
+  check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof(nt)), "TRANSB");
+  SYMMOE_CUDA_CHECK(cudaMalloc(&s_->workspace, s_->workspace_bytes));
+  SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&s_->scales), 2 * sizeof(float)));
+  const float ones[2] = {1.f, 1.f};
+  SYMMOE_CUDA_CHECK(cudaMemcpy(s_->scales, ones, sizeof(ones), cudaMemcpyHostToDevice));
+  if (fp8) {
+    const float* sa = s_->scales;
+    const float* sb = s_->scales + 1;
+    check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa)), "A scale");
+    check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb)), "B scale");
+  }
+  check(cublasLtMatrixLayoutCreate(&s_->a, in, k, n, k), "layout A");
+  check(cublasLtMatrixLayoutCreate(&s_->b, in, k, m, k), "layout B");
+  check(cublasLtMatrixLayoutCreate(&s_->d, CUDA_R_16BF, n, m, n), "layout D");
+  cublasLtMatmulPreference_t pref = nullptr;
+  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &s_->workspace_bytes,
+                                             sizeof(s_->workspace_bytes)),
+        "workspace preference");
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s_->handle, s_->desc, s_->a, s_->b, s_->d, s_->d, pref, 1,
+                                                           &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  check(st, "cublasLtMatmulAlgoGetHeuristic");
+  SYMMOE_CHECK(found > 0, "cuBLASLt has no algorithm for ", fp8 ? "fp8" : "bf16", " M = ", m, ", N = ", n, ", K = ", k);
+  s_->algo = result.algo;
+}
+
+CublasLtGemm::~CublasLtGemm() {
+  if (s_->a) cublasLtMatrixLayoutDestroy(s_->a);
+  if (s_->b) cublasLtMatrixLayoutDestroy(s_->b);
+  if (s_->d) cublasLtMatrixLayoutDestroy(s_->d);
+  if (s_->desc) cublasLtMatmulDescDestroy(s_->desc);
+  if (s_->handle) cublasLtDestroy(s_->handle);
+  cudaFree(s_->workspace);
+  cudaFree(s_->scales);
+  delete s_;
+}
+
+void CublasLtGemm::run(const void* act, const void* w, void* out, cudaStream_t stream) {
+  const float alpha = 1.f, beta = 0.f;
+  check(cublasLtMatmul(s_->handle, s_->desc, &alpha, w, s_->a, act, s_->b, &beta, out, s_->d, out, s_->d, &s_->algo,
+                       s_->workspace, s_->workspace_bytes, stream),
+        "cublasLtMatmul");
+}
+
+void fill_fp8(void* dst, size_t count, uint64_t seed, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_fp8_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<uint8_t*>(dst), count, seed);
+  SYMMOE_CUDA_CHECK(cudaGetLastError(), "fill_fp8");
+}
+
+void fill_bf16(void* dst, size_t count, uint64_t seed, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_bf16_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<uint16_t*>(dst), count, seed);
+  SYMMOE_CUDA_CHECK(cudaGetLastError(), "fill_bf16");
+}
+
+void fill_f32(float* dst, size_t count, float value, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_f32_kernel<<<grid_for(count), 256, 0, stream>>>(dst, count, value);
+  SYMMOE_CUDA_CHECK(cudaGetLastError(), "fill_f32");
+}
+
+void fill_i32_ramp(int32_t* dst, int count, int32_t step, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_i32_kernel<<<grid_for(count), 256, 0, stream>>>(dst, count, 0, step);
+  SYMMOE_CUDA_CHECK(cudaGetLastError(), "fill_i32_ramp");
+}
+
+void fill_i32(int32_t* dst, int count, int32_t value, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_i32_kernel<<<grid_for(count), 256, 0, stream>>>(dst, count, value, 0);
+  SYMMOE_CUDA_CHECK(cudaGetLastError(), "fill_i32");
+}
+
+}  // namespace symmoe::cli
