@@ -106,7 +106,10 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   src.n = p.n;
   src.k = p.k;
   src.groups = p.num_experts;
-  const sm90::LaunchSlots slots{arrays_, kernel_workspace_, plan.usable, rt_->device(), rt_->status()};
+  SYMMOE_CHECK(o.swizzle == 1 || o.swizzle == 2 || o.swizzle == 4 || o.swizzle == 8,
+               "GroupedGemmOptions::swizzle = ", o.swizzle, ": 1, 2, 4 or 8");
+  const sm90::LaunchSlots slots{arrays_, kernel_workspace_, plan.usable,   rt_->device(),
+                                rt_->status(), o.swizzle, o.raster == GemmRaster::kAlongN};
   SYMMOE_CUDA_CHECK(ops_for(p.dtype, tile.tile).launch(src, slots, stream), "grouped GEMM launch (", tile.name,
                     ", ", p.num_experts, " experts, N = ", p.n, ", K = ", p.k, ", ", plan.usable, " SMs)");
   return tile;

@@ -17,6 +17,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -194,7 +196,8 @@ __global__ void fill_group_arrays(GroupSource src, GroupArrays<Types> arr, devic
 }
 
 template <class Types>
-typename Types::Kernel::Arguments make_arguments(const GroupArrays<Types>& arr, int groups, int sm_count, int device) {
+typename Types::Kernel::Arguments make_arguments(const GroupArrays<Types>& arr, int groups, int sm_count, int device,
+                                                 int swizzle = 1, bool raster_along_n = false) {
   using Kernel = typename Types::Kernel;
   typename Kernel::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGrouped;
@@ -212,6 +215,9 @@ typename Types::Kernel::Arguments make_arguments(const GroupArrays<Types>& arr, 
   args.epilogue.dD = arr.stride_d;
   args.hw_info.device_id = device;
   args.hw_info.sm_count = sm_count;
+  using Raster = cutlass::gemm::kernel::detail::RasterOrderOptions;
+  args.scheduler.max_swizzle_size = swizzle;
+  args.scheduler.raster_order = raster_along_n ? Raster::AlongN : Raster::AlongM;
   return args;
 }
 
@@ -229,7 +235,8 @@ cudaError_t launch_grouped(const GroupSource& src, const LaunchSlots& slots, cud
   const auto arr = GroupArrays<Types>::carve(slots.arrays, src.groups);
   fill_group_arrays<Types><<<1, 256, 0, stream>>>(src, arr, slots.status);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  const auto args = make_arguments<Types>(arr, src.groups, slots.sm_count, slots.device);
+  const auto args = make_arguments<Types>(arr, src.groups, slots.sm_count, slots.device, slots.swizzle,
+                                          slots.raster_along_n);
   if (!Kernel::can_implement(args)) return cudaErrorInvalidValue;
   if (Kernel::initialize_workspace(args, slots.kernel_workspace, stream) != cutlass::Status::kSuccess) {
     return cudaErrorInvalidValue;
@@ -261,11 +268,16 @@ cudaError_t config_launch(const GroupSource& src, const LaunchSlots& slots, cuda
   return launch_grouped<GroupedGemmTypes<Config>>(src, slots, stream);
 }
 
+// Registry names are unique per configuration, e.g. "sm90_grouped_gemm_fp8_128x128".
 template <class Config>
 void config_append_kernels(std::vector<runtime::KernelEntry>& out) {
   using Types = GroupedGemmTypes<Config>;
-  out.push_back({Config::kFp8 ? "sm90_fill_group_arrays_fp8" : "sm90_fill_group_arrays_bf16", reinterpret_cast<const void*>(&fill_group_arrays<Types>), 0, -1});
-  out.push_back({Config::kFp8 ? "sm90_grouped_gemm_fp8" : "sm90_grouped_gemm_bf16", reinterpret_cast<const void*>(&cutlass::device_kernel<typename Types::Kernel>),
+  static const std::string suffix = std::string(Config::kFp8 ? "fp8_" : "bf16_") + std::to_string(Config::kTileM) +
+                                    "x" + std::to_string(Config::kTileN);
+  static const std::string fill_name = "sm90_fill_group_arrays_" + suffix;
+  static const std::string gemm_name = "sm90_grouped_gemm_" + suffix;
+  out.push_back({fill_name.c_str(), reinterpret_cast<const void*>(&fill_group_arrays<Types>), 0, -1});
+  out.push_back({gemm_name.c_str(), reinterpret_cast<const void*>(&cutlass::device_kernel<typename Types::Kernel>),
                  static_cast<int>(Types::Kernel::SharedStorageSize), -1});
 }
 

@@ -35,6 +35,8 @@ struct LaunchSlots {
   int sm_count;            // persistent CTAs: the SM budget
   int device;
   device::StatusBlock* status;  // invalid row tables are recorded here
+  int swizzle;             // GroupedGemmOptions::swizzle
+  bool raster_along_n;     // GroupedGemmOptions::raster
 };
 
 struct WorkspaceBytes {

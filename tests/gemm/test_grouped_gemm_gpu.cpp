@@ -23,7 +23,7 @@ namespace {
 
 using test::DeviceArray;
 
-constexpr uint16_t kPoison = 0x7FC1;  // a bf16 NaN no computation produces
+constexpr uint16_t kPoison = 0xFFFF;  // poison bytes 0xFF: a bf16 NaN no computation produces
 
 // Host tensors of one problem; `problem(host)` points a GroupedGemmProblem at them.
 struct HostCase {
@@ -277,12 +277,12 @@ TEST(GroupedGemmGpu, InvalidRowTablesAreReportedNamingTheExpert) {
   expect_matches(c, d.out.download(), false, "valid experts next to an invalid one");
 
   HostCase s = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 3, 256, 256, 32, false, 6);
-  s.counts[0] = static_cast<int32_t>(s.rows);  // the segment leaves the rows
+  s.counts[0] = static_cast<int32_t>(s.rows) + 1;  // the segment leaves the rows
   DeviceCase ds(s);
   g.gemm.run(ds.problem(s), g.stream);
   const auto f2 = g.rt.take_failure(g.stream);
   ASSERT_TRUE(f2.has_value());
-  EXPECT_NE(f2->find("expert 0 has counts = " + std::to_string(s.rows)), std::string::npos) << *f2;
+  EXPECT_NE(f2->find("expert 0 has counts = " + std::to_string(s.rows + 1)), std::string::npos) << *f2;
   EXPECT_NE(f2->find("leaves the " + std::to_string(s.rows) + " rows"), std::string::npos) << *f2;
 }
 

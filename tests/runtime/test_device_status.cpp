@@ -44,6 +44,18 @@ TEST(DeviceStatus, GridSyncTimeoutCountsBlocks) {
   EXPECT_NE(m.find("SYMMOE_RESERVED_SMS"), std::string::npos) << m;
 }
 
+TEST(DeviceStatus, GroupedGemmRowTablesNameTheExpert) {
+  device::StatusBlock s = timeout_record("grouped_gemm_rows", -1, -1, 64, 65);
+  s.code = static_cast<uint32_t>(device::StatusCode::kInvalidInput);
+  s.tag = 3;
+  EXPECT_EQ(describe_status(s), "grouped GEMM: expert 3 has counts = 65, outside [0, max_m = 64]; that "
+                                "expert's output was not computed");
+  s.peer = 40;  // contiguous layout: the segment's offset
+  s.expected = 100;
+  EXPECT_EQ(describe_status(s), "grouped GEMM: expert 3 has counts = 65 rows from offset 40, which leaves "
+                                "the 100 rows of the activations; that expert's output was not computed");
+}
+
 TEST(DeviceStatus, OkIsEmpty) {
   device::StatusBlock s{};
   EXPECT_EQ(describe_status(s), "");

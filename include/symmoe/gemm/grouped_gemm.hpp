@@ -30,8 +30,15 @@ struct TileChoice {
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
+// Order in which the persistent CTAs walk an expert's output tiles: down M first (CTAs running
+// together share weight tiles) or along N first (they share activation tiles); `swizzle`
+// (1, 2, 4, 8) walks bands that many tiles wide, for L2 reuse in both operands.
+enum class GemmRaster { kAlongM, kAlongN };
+
 struct GroupedGemmOptions {
   GemmTile tile = GemmTile::kAuto;
+  GemmRaster raster = GemmRaster::kAlongM;
+  int swizzle = 1;
   // Rows per expert for the heuristic; 0: max_m (masked) or total_rows / E (contiguous).
   int expected_m = 0;
   // SMs the persistent grid may occupy (num_sms 0 = every SM; reserved_sms < 0 counts as 0:
