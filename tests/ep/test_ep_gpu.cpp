@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <cstring>
 #include <random>
 
@@ -173,6 +176,16 @@ struct RankContext {
   }
 };
 
+// SYMMOE_TEST_HOLD_BUFFERS=1 (diagnostic for the legacy-stream repro below): run_case keeps
+// every rank's context, EP buffer included, alive until the repro test ends: nothing is
+// unmapped or released between cases.
+bool hold_buffers() {
+  const char* v = std::getenv("SYMMOE_TEST_HOLD_BUFFERS");
+  return v != nullptr && std::string(v) == "1";
+}
+std::mutex g_held_mutex;
+std::vector<std::unique_ptr<RankContext>> g_held;
+
 // After a barrier timeout: this rank's pad as it reads it (epoch, arrived[]), and what it
 // reads at arrived[me] of every peer's pad through its own mapping of that peer. A peer whose
 // local arrived[me] differs from what this rank reads through its mapping means the two
@@ -207,7 +220,8 @@ void run_case(const Case& c, bool twice = false, bool smoke = false, bool legacy
   const auto expected = reference::combine_reference(y, layouts, inputs, c.shape);
   comm::run_thread_ranks(c.ranks, {0}, [&](comm::Group& g) {
     const int rank = g.rank();
-    RankContext r(g, c, inputs[rank]);
+    auto owned = std::make_unique<RankContext>(g, c, inputs[rank]);
+    RankContext& r = *owned;
     if (smoke) {
       // Every rank's mapping of every peer carries writes to the right place (then re-zeroed).
       const symm::SmokeReport report = symm::run_peer_smoke(g, r.b->buffer());
@@ -238,6 +252,10 @@ void run_case(const Case& c, bool twice = false, bool smoke = false, bool legacy
                                            << " element " << i % c.shape.hidden;
     }
     g.barrier();
+    if (hold_buffers()) {  // diagnostic: nothing of this case is released before the repro ends
+      std::lock_guard lock(g_held_mutex);
+      g_held.push_back(std::move(owned));
+    }
   }, 120);
 }
 
@@ -284,18 +302,19 @@ TEST(EpGpu, DeepSeekShapedRowsAndRepeatedDispatch) {
 }
 
 // The open question of this layer, kept runnable: with the receive rows poisoned asynchronously
-// on the legacy default stream right before the first dispatch, and after another 8-rank test in
-// the same process, one rank's first barrier arrival is not seen by its peers (H200: every run
-// at 2 s, 5 s and 20 s bounds, so it is not a delay). What print_signal_pads showed (commit
-// after 758a638, 5 s bound): rank 6 passed the first barrier (it saw arrived = 1 from all),
-// wrote arrived[6] = 1 into every peer's pad, went on to the second dispatch's entry barrier
-// and wrote 2; the 7 peers polled arrived[6] with ld.acquire.sys and saw 0 for 5 s; read
-// afterwards by cudaMemcpy, every pad holds arrived[6] = 2. So rank 6's first release store,
-// or its peers' acquire loads, went to other memory than the copy engine later read at the
-// same addresses: a stale translation of a reused virtual range is the leading suspect (the
-// buffers of the previous case were unmapped and freed just before). Not reproduced with the
-// poison on the rank's own stream (every other test). Reproduce with SYMMOE_WAIT_TIMEOUT_S=5
-// test_ep_gpu --gtest_also_run_disabled_tests --gtest_filter='*2To8Ranks*:*LegacyStreamPoison*'.
+// on the legacy default stream right before the first dispatch, and after other 8-rank cases
+// in the same process, some ranks' first barrier arrivals are not seen by their peers (H200:
+// every run at 2, 5 and 20 s bounds, so it is not a delay). print_signal_pads showed: the ranks
+// that passed wrote arrived = 1 into every peer's pad, went on to the second dispatch's entry
+// barrier and wrote 2; the others polled with ld.acquire.sys and saw 0 until their bound; read
+// afterwards by cudaMemcpy, the pads hold the 2s. What changes it: SYMMOE_TEST_HOLD_BUFFERS=1
+// (every earlier case's buffers stay mapped and allocated) passes, 3 of 3 reps; never
+// returning released virtual ranges to the driver (a library switch tried once, not kept)
+// still fails, 2 of 2. So the earlier buffers' release (unmap, cuMemRelease of exported and
+// imported handles) matters, the reuse of their virtual ranges does not; applications that
+// create their EP buffers once per process do not meet it. Poison on the rank's own stream
+// (every other test) passes. Reproduce with SYMMOE_WAIT_TIMEOUT_S=5 test_ep_gpu
+// --gtest_also_run_disabled_tests --gtest_filter='*2To8Ranks*:*LegacyStreamPoison*'.
 TEST(EpGpu, DISABLED_LegacyStreamPoisonBeforeFirstDispatch) {
   SYMMOE_SKIP_WITHOUT_GPU();
   for (int rep = 0; rep < 3; ++rep) {
@@ -306,6 +325,8 @@ TEST(EpGpu, DISABLED_LegacyStreamPoisonBeforeFirstDispatch) {
     c.inputs.mask_one_in = 0;
     run_case(c, /*twice=*/true, /*smoke=*/false, /*legacy_poison=*/true);
   }
+  SYMMOE_CUDA_CHECK(cudaDeviceSynchronize());
+  g_held.clear();
 }
 
 // Which of the DeepSeek-shaped case's traits matter: each variant runs on its own and reports.
