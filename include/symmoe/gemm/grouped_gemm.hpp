@@ -48,7 +48,10 @@ struct GroupedGemmOptions {
 
 // One per device and stream user: owns the argument arrays and CUTLASS's workspace, sized for
 // up to `max_experts` groups at every SM of the device, so run() allocates nothing and can be
-// captured in a CUDA graph. Not thread-safe: concurrent run()s need one GroupedGemm each.
+// captured in a CUDA graph. Every run() (and every replay of a captured one) rewrites that
+// workspace: runs must be ordered on one stream; work that may overlap (another stream, a graph
+// replayed next to eager runs) needs its own GroupedGemm. A captured run replays with the
+// pointers, shapes and options of its capture; counts and offsets are read at replay time.
 class GroupedGemm {
  public:
   GroupedGemm(runtime::DeviceRuntime& rt, int max_experts);
