@@ -10,6 +10,7 @@
 #include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/version.hpp"
+#include "symmoe_commit.h"  // generated at build time: SYMMOE_GIT_COMMIT
 
 namespace symmoe::cli {
 

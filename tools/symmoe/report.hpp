@@ -40,7 +40,7 @@ class Report {
     std::string section, name, status, detail;
   };
   std::string command_;
-  std::string commit_;  // SYMMOE_GIT_COMMIT baked in at configure time, or the env override
+  std::string commit_;  // SYMMOE_BUILD_COMMIT, else the commit stamped at build time
   std::string section_ = "general";
   std::vector<Fact> facts_;
   std::vector<Check> checks_;
