@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cute/tensor.hpp"
@@ -120,34 +121,35 @@ struct GroupArrays {
 
   static constexpr size_t kAlign = 256;
   static size_t round(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
-  static size_t bytes(int groups) {
+  // Lays the arrays out from `base` in field order; `used` receives the bytes taken. The one
+  // place that knows the layout: bytes() is a carve from address 0.
+  static GroupArrays carve(void* base, int groups, size_t* used = nullptr) {
+    const uintptr_t start = reinterpret_cast<uintptr_t>(base);
+    uintptr_t p = start;
     const size_t g = static_cast<size_t>(groups);
-    return round(g * sizeof(GroupShape)) + 5 * round(g * sizeof(void*)) +
-           round(g * sizeof(typename Types::StrideA)) + round(g * sizeof(typename Types::StrideB)) +
-           round(g * sizeof(typename Types::StrideD)) + round(g * sizeof(typename Types::LayoutSFA)) +
-           round(g * sizeof(typename Types::LayoutSFB));
-  }
-  static GroupArrays carve(void* base, int groups) {
-    char* p = static_cast<char*>(base);
-    const size_t g = static_cast<size_t>(groups);
-    auto take = [&](size_t n) {
-      char* r = p;
-      p += round(n);
-      return r;
+    auto take = [&](auto*& field) {
+      field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(p);
+      p += round(g * sizeof(*field));
     };
     GroupArrays a{};
-    a.shapes = reinterpret_cast<GroupShape*>(take(g * sizeof(GroupShape)));
-    a.a = reinterpret_cast<const typename Types::ElementA**>(take(g * sizeof(void*)));
-    a.b = reinterpret_cast<const typename Types::ElementB**>(take(g * sizeof(void*)));
-    a.d = reinterpret_cast<typename Types::ElementD**>(take(g * sizeof(void*)));
-    a.sfa = reinterpret_cast<const float**>(take(g * sizeof(void*)));
-    a.sfb = reinterpret_cast<const float**>(take(g * sizeof(void*)));
-    a.stride_a = reinterpret_cast<typename Types::StrideA*>(take(g * sizeof(typename Types::StrideA)));
-    a.stride_b = reinterpret_cast<typename Types::StrideB*>(take(g * sizeof(typename Types::StrideB)));
-    a.stride_d = reinterpret_cast<typename Types::StrideD*>(take(g * sizeof(typename Types::StrideD)));
-    a.layout_sfa = reinterpret_cast<typename Types::LayoutSFA*>(take(g * sizeof(typename Types::LayoutSFA)));
-    a.layout_sfb = reinterpret_cast<typename Types::LayoutSFB*>(take(g * sizeof(typename Types::LayoutSFB)));
+    take(a.shapes);
+    take(a.a);
+    take(a.b);
+    take(a.d);
+    take(a.sfa);
+    take(a.sfb);
+    take(a.stride_a);
+    take(a.stride_b);
+    take(a.stride_d);
+    take(a.layout_sfa);
+    take(a.layout_sfb);
+    if (used != nullptr) *used = p - start;
     return a;
+  }
+  static size_t bytes(int groups) {
+    size_t used = 0;
+    carve(nullptr, groups, &used);
+    return used;
   }
 };
 

@@ -28,4 +28,7 @@ class Args {
 
 uint64_t parse_size(const std::string& option, const std::string& text);
 
+// "a,b,,c" -> {"a", "b", "", "c"} (empty items kept, for the caller's check to name).
+std::vector<std::string> split_commas(const std::string& text);
+
 }  // namespace symmoe::cli

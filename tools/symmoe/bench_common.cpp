@@ -10,6 +10,20 @@
 
 namespace symmoe::cli {
 
+const std::vector<ModelPreset>& model_presets() {
+  static const std::vector<ModelPreset> all = {{"deepseek-v3", 256, 8, 7168, 2048},
+                                               {"qwen3-moe", 128, 8, 4096, 1536},
+                                               {"kimi-k2", 384, 8, 7168, 2048}};
+  return all;
+}
+
+const ModelPreset& find_model(const std::string& name) {
+  const auto& all = model_presets();
+  auto it = std::find_if(all.begin(), all.end(), [&](const ModelPreset& m) { return m.name == name; });
+  SYMMOE_CHECK(it != all.end(), "--model '", name, "': one of deepseek-v3, qwen3-moe, kimi-k2");
+  return *it;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];

@@ -1,9 +1,21 @@
-// What every benchmark of the symmoe tool shares: the median, and the same-run copy ceiling.
+// What every benchmark of the symmoe tool shares: model presets, the median, and the same-run
+// copy ceiling.
 #pragma once
 
+#include <string>
 #include <vector>
 
 namespace symmoe::cli {
+
+// The MoE model presets every benchmark shares (routed experts, top-k, hidden size, one
+// expert's intermediate size).
+struct ModelPreset {
+  std::string name;
+  int experts, top_k, hidden, intermediate;
+};
+const std::vector<ModelPreset>& model_presets();
+// The preset called `name`; throws symmoe::Error naming the choices (for --model).
+const ModelPreset& find_model(const std::string& name);
 
 double median(std::vector<double> v);
 

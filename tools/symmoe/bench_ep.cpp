@@ -47,19 +47,8 @@ using ::symmoe::detail::concat;
 
 namespace {
 
-struct Model {
-  std::string name;
-  int experts, top_k, hidden;
-};
-
-const std::vector<Model>& models() {
-  static const std::vector<Model> all = {
-      {"deepseek-v3", 256, 8, 7168}, {"qwen3-moe", 128, 8, 4096}, {"kimi-k2", 384, 8, 7168}};
-  return all;
-}
-
 struct Options {
-  Model model = models()[0];
+  ModelPreset model = model_presets()[0];
   std::vector<int> tokens = {1, 128, 4096};
   std::vector<std::string> routings = {"uniform", "zipf"};
   int ranks = 8;
@@ -73,32 +62,18 @@ struct Options {
 
 constexpr int kStepsPerGraph = 8;
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= s.size()) {
-    const size_t comma = s.find(',', at);
-    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return out;
-}
-
 bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
   try {
     Args args(argv, {"no-baseline"}, {"model", "experts", "top-k", "hidden", "tokens", "routing", "ranks",
                                       "devices", "payload", "alignment", "reps", "json"});
     const std::string model = args.get("model").value_or(o->model.name);
-    auto it = std::find_if(models().begin(), models().end(), [&](const Model& m) { return m.name == model; });
-    SYMMOE_CHECK(it != models().end(), "--model '", model, "': one of deepseek-v3, qwen3-moe, kimi-k2");
-    o->model = *it;
+    o->model = find_model(model);
     o->model.experts = static_cast<int>(args.get_int("experts", o->model.experts, 1, 1024));
     o->model.top_k = static_cast<int>(args.get_int("top-k", o->model.top_k, 1, 32));
     o->model.hidden = static_cast<int>(args.get_int("hidden", o->model.hidden, 8, 65536));
     if (args.get("tokens")) o->tokens = args.get_int_list("tokens");
     for (int t : o->tokens) SYMMOE_CHECK(t >= 1 && t <= 65536, "--tokens ", t, " must lie in [1, 65536]");
-    if (auto r = args.get("routing")) o->routings = split(*r);
+    if (auto r = args.get("routing")) o->routings = split_commas(*r);
     for (const auto& r : o->routings) SYMMOE_CHECK(r == "uniform" || r == "zipf", "--routing '", r, "': uniform or zipf");
     o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 72));
     if (args.get("devices")) o->devices = args.get_int_list("devices");

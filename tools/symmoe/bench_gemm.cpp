@@ -43,19 +43,8 @@ using gemm::GroupedLayout;
 
 namespace {
 
-struct GemmModel {
-  std::string name;
-  int hidden, intermediate;
-};
-
-const std::vector<GemmModel>& gemm_models() {
-  static const std::vector<GemmModel> all = {
-      {"deepseek-v3", 7168, 2048}, {"qwen3-moe", 4096, 1536}, {"kimi-k2", 7168, 2048}};
-  return all;
-}
-
 struct GemmOptions {
-  GemmModel model = gemm_models()[0];
+  ModelPreset model = model_presets()[0];
   std::vector<int> m = {8, 64, 256, 1024, 4096};
   std::vector<int> experts = {8, 32};
   std::vector<std::string> ops = {"gate_up", "down"};
@@ -71,37 +60,23 @@ struct GemmOptions {
   std::string json;
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (true) {
-    const size_t comma = s.find(',', at);
-    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) return out;
-    at = comma + 1;
-  }
-}
-
 bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   try {
     Args args(argv, {"no-baseline", "dry-run"},
               {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "sms", "json"});
     const std::string model = args.get("model").value_or(o->model.name);
-    auto it = std::find_if(gemm_models().begin(), gemm_models().end(),
-                           [&](const GemmModel& m) { return m.name == model; });
-    SYMMOE_CHECK(it != gemm_models().end(), "--model '", model, "': one of deepseek-v3, qwen3-moe, kimi-k2");
-    o->model = *it;
+    o->model = find_model(model);
     o->model.hidden = static_cast<int>(args.get_int("hidden", o->model.hidden, 128, 65536));
     o->model.intermediate = static_cast<int>(args.get_int("intermediate", o->model.intermediate, 128, 65536));
     if (args.get("m")) o->m = args.get_int_list("m");
     for (int m : o->m) SYMMOE_CHECK(m >= 1 && m <= 65536, "--m ", m, " must lie in [1, 65536]");
     if (args.get("experts")) o->experts = args.get_int_list("experts");
     for (int e : o->experts) SYMMOE_CHECK(e >= 1 && e <= 1024, "--experts ", e, " must lie in [1, 1024]");
-    if (auto op = args.get("op")) o->ops = split_list(*op);
+    if (auto op = args.get("op")) o->ops = split_commas(*op);
     for (const auto& op : o->ops) SYMMOE_CHECK(op == "gate_up" || op == "down", "--op '", op, "': gate_up or down");
     if (auto d = args.get("dtype")) {
       o->dtypes.clear();
-      for (const auto& t : split_list(*d)) {
+      for (const auto& t : split_commas(*d)) {
         SYMMOE_CHECK(t == "fp8" || t == "bf16", "--dtype '", t, "': fp8 or bf16");
         o->dtypes.push_back(t == "fp8" ? GemmDtype::kFP8E4M3 : GemmDtype::kBF16);
       }
