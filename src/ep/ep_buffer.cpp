@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ep_kernels_launch.hpp"
+#include "symmoe/core/alignment.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/core/log.hpp"
 #include "symmoe/ep/routing.hpp"
@@ -16,8 +17,6 @@ namespace {
 const char* payload_name(device::EpPayload p) {
   return p == device::EpPayload::kFP8 ? "fp8 e4m3" : "bf16";
 }
-
-bool aligned(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
 }  // namespace
 
@@ -107,7 +106,7 @@ DispatchHandle EpBuffer::dispatch(const DispatchInput& in, cudaStream_t stream,
     SYMMOE_CHECK(fp8_buffer, "an fp8 e4m3 input cannot be dispatched through a bf16 EP buffer: "
                  "create it with payload = fp8, or pass bf16 rows");
     SYMMOE_CHECK(T == 0 || in.x_scales != nullptr, "an fp8 input needs x_scales [num_tokens, hidden / 128]");
-    SYMMOE_CHECK(aligned(in.x_scales, 4), "x_scales must be 4-byte aligned");
+    SYMMOE_CHECK(is_aligned(in.x_scales, 4), "x_scales must be 4-byte aligned");
     kind = EpInputKind::kCopyFP8;
   } else if (fp8_buffer) {
     kind = EpInputKind::kQuantizeBF16;
@@ -120,8 +119,8 @@ DispatchHandle EpBuffer::dispatch(const DispatchInput& in, cudaStream_t stream,
     SYMMOE_CHECK(in.x != nullptr && in.topk_idx != nullptr && in.topk_weights != nullptr,
                  "dispatch of ", T, " tokens needs x, topk_idx and topk_weights (a null pointer was given)");
   }
-  SYMMOE_CHECK(aligned(in.x, 16), "x must be 16-byte aligned (rows move as 16-byte vectors), got ", in.x);
-  SYMMOE_CHECK(aligned(in.topk_idx, in.idx_dtype == IdDtype::kInt64 ? 8 : 4) && aligned(in.topk_weights, 4),
+  SYMMOE_CHECK(is_aligned(in.x, 16), "x must be 16-byte aligned (rows move as 16-byte vectors), got ", in.x);
+  SYMMOE_CHECK(is_aligned(in.topk_idx, in.idx_dtype == IdDtype::kInt64 ? 8 : 4) && is_aligned(in.topk_weights, 4),
                "topk_idx and topk_weights must be aligned to their element size");
 
   const runtime::GridLaunch config = ep_dispatch_config(rt_->device(), budget, layout_);
@@ -152,8 +151,8 @@ void EpBuffer::combine(const DispatchHandle& handle, void* out, cudaStream_t str
   SYMMOE_CHECK(handle.num_tokens >= 0 && handle.num_tokens <= config_.max_tokens_per_rank,
                "a dispatch handle of ", handle.num_tokens, " tokens does not fit this buffer");
   SYMMOE_CHECK(handle.num_tokens == 0 || out != nullptr, "combine needs an output [num_tokens, hidden] bf16");
-  SYMMOE_CHECK(aligned(out, 16), "combine output must be 16-byte aligned, got ", out);
-  SYMMOE_CHECK(aligned(weights, 4), "combine weights must be 4-byte aligned");
+  SYMMOE_CHECK(is_aligned(out, 16), "combine output must be 16-byte aligned, got ", out);
+  SYMMOE_CHECK(is_aligned(weights, 4), "combine weights must be 4-byte aligned");
   const runtime::GridLaunch config = ep_combine_config(rt_->device(), budget);
   EpCombineArgs args{};
   args.peers = buffer_->peer_table();

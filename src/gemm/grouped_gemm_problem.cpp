@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "symmoe/core/alignment.hpp"
 #include "symmoe/core/error.hpp"
 
 namespace symmoe::gemm {
 
 namespace {
-
-bool aligned(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
 const char* dtype_name(GemmDtype d) { return d == GemmDtype::kFP8E4M3 ? "fp8 e4m3" : "bf16"; }
 
@@ -35,7 +34,7 @@ void validate_problem(const GroupedGemmProblem& p) {
                  kFp8ScaleBlock, " (weight scales cover 128x128 blocks)");
     SYMMOE_CHECK(p.act_scales != nullptr && p.weight_scales != nullptr,
                  "fp8 grouped GEMM needs act_scales [rows, K/128] and weight_scales [E, N/128, K/128]");
-    SYMMOE_CHECK(aligned(p.act_scales, 4) && aligned(p.weight_scales, 4), "fp8 scales must be 4-byte aligned");
+    SYMMOE_CHECK(is_aligned(p.act_scales, 4) && is_aligned(p.weight_scales, 4), "fp8 scales must be 4-byte aligned");
   } else {
     SYMMOE_CHECK(p.k % 8 == 0 && p.n % 8 == 0, "bf16 grouped GEMM: N = ", p.n, " and K = ", p.k,
                  " must be multiples of 8 (16-byte rows)");
@@ -51,13 +50,13 @@ void validate_problem(const GroupedGemmProblem& p) {
     SYMMOE_CHECK(p.offsets == nullptr, "masked grouped GEMM takes no offsets (expert e starts at row e * max_m)");
   }
   SYMMOE_CHECK(p.counts != nullptr, "grouped GEMM needs counts [E] (rows of each expert)");
-  SYMMOE_CHECK(aligned(p.counts, 4) && aligned(p.offsets, 4), "counts and offsets must be 4-byte aligned");
+  SYMMOE_CHECK(is_aligned(p.counts, 4) && is_aligned(p.offsets, 4), "counts and offsets must be 4-byte aligned");
   if (p.rows() > 0) {
     SYMMOE_CHECK(p.act != nullptr && p.out != nullptr, "grouped GEMM over ", p.rows(),
                  " rows needs act and out (a null pointer was given)");
   }
   SYMMOE_CHECK(p.weights != nullptr, "grouped GEMM needs weights [E, N, K]");
-  SYMMOE_CHECK(aligned(p.act, 16) && aligned(p.weights, 16) && aligned(p.out, 16),
+  SYMMOE_CHECK(is_aligned(p.act, 16) && is_aligned(p.weights, 16) && is_aligned(p.out, 16),
                "act, weights and out must be 16-byte aligned");
 }
 
