@@ -5,6 +5,7 @@
 
 #include "symmoe/device/expert_pool_layout.cuh"
 #include "symmoe/device/peer_table.cuh"
+#include "symmoe/prefetch/prefetch_trace.hpp"
 #include "symmoe/runtime/barrier_kernels.hpp"
 #include "symmoe/runtime/device_runtime.hpp"
 
@@ -22,7 +23,8 @@ struct BulkPrefetchArgs {
   device::GridSyncState* grid;
   device::StatusBlock* status;
   uint64_t timeout_ns;
-  int synchronize;  // 0: no start/end barriers (pull with static weights)
+  int synchronize;        // 0: no start/end barriers (pull with static weights)
+  PrefetchTrace* trace;   // null, or where the launch stamps its phases
 };
 
 // Grid: one block per usable SM (whole shared-memory pipeline), at most one per chunk of work.

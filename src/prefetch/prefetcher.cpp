@@ -31,7 +31,7 @@ Prefetcher::~Prefetcher() {
 }
 
 runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget budget,
-                                       double timeout_s) {
+                                       double timeout_s, PrefetchTrace* trace) {
   const device::ExpertPoolLayout& layout = pool_.layout();
   const uint64_t per_task = (layout.expert_bytes + kPrefetchChunkBytes - 1) / kPrefetchChunkBytes;
   const runtime::GridLaunch config =
@@ -46,6 +46,7 @@ runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget bu
   args.status = rt_.status();
   args.timeout_ns = runtime::wait_timeout_ns(timeout_s);
   args.synchronize = synchronize_ ? 1 : 0;
+  args.trace = trace;
   launch_bulk_prefetch(args, config, stream);
   return config;
 }

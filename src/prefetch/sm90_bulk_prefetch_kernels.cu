@@ -11,6 +11,7 @@
 #include "symmoe/device/cross_rank_barrier.cuh"
 #include "symmoe/device/grid_sync.cuh"
 #include "symmoe/device/ptx_bulk.cuh"
+#include "symmoe/device/split_barrier.cuh"
 
 namespace symmoe::prefetch {
 namespace {
@@ -85,23 +86,28 @@ __device__ bool copy_chunks(const BulkPrefetchArgs& a, uint8_t* smem, const devi
   return true;
 }
 
+// Start and end barriers per NOTE [split-phase barrier]: no grid_sync, so each block starts
+// copying as soon as every rank has arrived and leaves as soon as its copies are complete; only
+// the grid's last block waits for the other ranks at the end.
 __global__ void __launch_bounds__(kThreads, 1) sm90_bulk_prefetch_kernel(BulkPrefetchArgs a) {
   extern __shared__ __align__(128) uint8_t smem[];
   const device::WaitContext ctx{a.status, a.timeout_ns, "sm90_bulk_prefetch"};
   auto* pad = reinterpret_cast<device::SignalPad*>(a.peers.base + a.layout.pad_offset);
-  const int rank = a.peers.rank;
-  // Start: every owner's weights are final and every consumer's slots are free. Only other
-  // ranks are waited for, so block 0 alone meets them and one grid_sync releases the rest.
-  if (a.synchronize) {
-    if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
-    if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
-  }
-  int ok = 1;
-  if (threadIdx.x == 0) ok = copy_chunks(a, smem, ctx);
-  if (!__syncthreads_and(ok) || !a.synchronize) return;
+  const bool stamp = a.trace != nullptr && threadIdx.x == 0;
+  if (stamp && blockIdx.x == 0) a.trace->kernel_start_ns = device::ptx::globaltimer_ns();
+  const uint64_t base = device::split_barrier_base(pad);
+  // Start: every owner's weights are final and every consumer's slots are free.
+  int ok = !a.synchronize || device::split_barrier_enter(a.peers, pad, base, ctx, 0);
+  if (stamp && blockIdx.x == 0) a.trace->entered_ns = device::ptx::globaltimer_ns();
+  if (ok && threadIdx.x == 0) ok = copy_chunks(a, smem, ctx);
+  // Static weights (no barriers, no trace) touch no grid state: such launches may overlap.
+  if (!a.synchronize && a.trace == nullptr) return;
+  // A failed block still counts itself done (the grid word returns to 0).
+  if (!device::count_block_done(a.grid)) return;
+  if (stamp) a.trace->copies_done_ns = device::ptx::globaltimer_ns();
   // End: every copy into every slot is performed before any rank goes on.
-  if (!device::grid_sync(a.grid, ctx, 2, rank)) return;
-  if (blockIdx.x == 0) device::cross_rank_barrier(a.peers, pad, ctx, 1);
+  if (a.synchronize) device::split_barrier_exit(a.peers, pad, base, ctx, 1);
+  if (stamp) a.trace->left_ns = device::ptx::globaltimer_ns();
 }
 
 // Owner-pulls reduction: grads[j] += sum over sources (rank order) of slot gradients, then the
@@ -109,10 +115,13 @@ __global__ void __launch_bounds__(kThreads, 1) sm90_bulk_prefetch_kernel(BulkPre
 __global__ void __launch_bounds__(256) fp32_grad_reduce_kernel(GradReduceArgs a) {
   const device::WaitContext ctx{a.status, a.timeout_ns, "fp32_grad_reduce"};
   auto* pad = reinterpret_cast<device::SignalPad*>(a.peers.base + a.pad_offset);
-  const int rank = a.peers.rank;
   // Start: every rank finished writing its slot gradients (stream order covers this rank's).
-  if (blockIdx.x == 0 && !device::cross_rank_barrier(a.peers, pad, ctx, 0)) return;
-  if (!device::grid_sync(a.grid, ctx, 1, rank)) return;
+  // Both barriers per NOTE [split-phase barrier].
+  const uint64_t base = device::split_barrier_base(pad);
+  if (!device::split_barrier_enter(a.peers, pad, base, ctx, 0)) {
+    device::count_block_done(a.grid);
+    return;
+  }
   const uint64_t vec_per_expert = a.elements / 4;
   const uint64_t total = vec_per_expert * a.experts_per_rank;
   auto* local = reinterpret_cast<uint8_t*>(a.peers.base);
@@ -140,8 +149,7 @@ __global__ void __launch_bounds__(256) fp32_grad_reduce_kernel(GradReduceArgs a)
     }
   }
   // End: every slot is cleared before any rank writes new gradients into it.
-  if (!device::grid_sync(a.grid, ctx, 2, rank)) return;
-  if (blockIdx.x == 0) device::cross_rank_barrier(a.peers, pad, ctx, 1);
+  if (device::count_block_done(a.grid)) device::split_barrier_exit(a.peers, pad, base, ctx, 1);
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "support/error_text.hpp"
 #include "support/gpu.hpp"
@@ -139,6 +142,68 @@ TEST(PrefetchGpu, StaticWeightsPullNeedsNoBarriers) {
   run_case(4, PrefetchMode::kPull, ExpertSpec::single(512, 512, WeightDtype::kBF16), 2, 3, 52, true, fixed);
   // Push keeps its barriers (they guard the consumers' slots) even with static weights.
   run_case(2, PrefetchMode::kPush, ExpertSpec::single(256, 768, WeightDtype::kBF16), 3, 5, 53, false, fixed);
+}
+
+// NOTE [split-phase barrier] seen from the outside: with one rank launching late in turn, no
+// rank passes its start barrier before every rank's kernel has started, and none leaves before
+// every rank's copies are done (the ranks share one GPU, hence one global timer).
+TEST(PrefetchGpu, BarriersHoldWithALateRank) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  constexpr int n = 4;
+  constexpr int rounds = 8;
+  std::vector<PrefetchTrace> traces(n);
+  comm::run_thread_ranks(n, {0}, [&](comm::Group& g) {
+    auto pool = ExpertPool::create(g, ExpertSpec::single(512, 768, WeightDtype::kBF16), 3, 4, symm::HandleType::kFd);
+    const auto& l = pool->layout();
+    runtime::DeviceRuntime rt(pool->buffer().device());
+    Stream stream;
+    const PrefetchPlan plan = random_plan(l, 61);
+    std::vector<std::vector<uint8_t>> expected;
+    for (int r = 0; r < n; ++r) expected.push_back(initial_image(l, r, 61));
+    reference::prefetch_reference(expected, plan, l);
+    const auto mine = initial_image(l, g.rank(), 61);
+    upload(pool->buffer().local(), std::vector<uint8_t>(mine.begin(), mine.begin() + l.pad_offset), stream);
+    PrefetchTrace* trace = nullptr;
+    SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&trace), sizeof(PrefetchTrace)));
+    for (PrefetchMode mode : {PrefetchMode::kPush, PrefetchMode::kPull}) {
+      Prefetcher prefetcher(g, *pool, rt, plan, mode);
+      for (int round = 0; round < rounds; ++round) {
+        SYMMOE_CUDA_CHECK(cudaMemsetAsync(pool->slot(0), kPoison, l.pad_offset - l.slots_offset, stream));
+        SYMMOE_CUDA_CHECK(cudaMemsetAsync(trace, 0, sizeof(PrefetchTrace), stream));
+        SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        g.barrier();
+        if (g.rank() == round % n) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        prefetcher.launch(stream, slice(n), 0, trace);
+        rt.check(stream);
+        const auto got = download(pool->buffer().local(), l.pad_offset, stream);
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), expected[g.rank()].begin()))
+            << "rank " << g.rank() << ", " << prefetch_mode_name(mode) << " round " << round;
+        SYMMOE_CUDA_CHECK(cudaMemcpy(&traces[g.rank()], trace, sizeof(PrefetchTrace), cudaMemcpyDeviceToHost));
+        g.barrier();
+        if (g.rank() == 0) {
+          uint64_t last_start = 0, last_copy = 0;
+          for (const PrefetchTrace& t : traces) {
+            last_start = std::max(last_start, t.kernel_start_ns);
+            last_copy = std::max(last_copy, t.copies_done_ns);
+          }
+          for (int r = 0; r < n; ++r) {
+            const PrefetchTrace& t = traces[r];
+            EXPECT_GT(t.kernel_start_ns, 0u);
+            EXPECT_LE(t.kernel_start_ns, t.entered_ns);
+            EXPECT_LE(t.entered_ns, t.copies_done_ns);
+            EXPECT_LE(t.copies_done_ns, t.left_ns);
+            EXPECT_GE(t.entered_ns, last_start) << "rank " << r << " passed the start barrier early";
+            EXPECT_GE(t.left_ns, last_copy) << "rank " << r << " passed the end barrier early";
+          }
+          // The late rank's delay shows up as the others' start wait.
+          const PrefetchTrace& early = traces[(round + 1) % n];
+          EXPECT_GT(early.entered_ns - early.kernel_start_ns, 10'000'000u) << "round " << round;
+        }
+        g.barrier();
+      }
+    }
+    cudaFree(trace);
+  }, 120);
 }
 
 TEST(PrefetchGpu, BadPlanIsANamedErrorOnEveryRank) {

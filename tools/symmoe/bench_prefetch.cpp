@@ -11,6 +11,8 @@
 //   BW = Data / Worst, CommBW = Remote / Worst; baselines in the same run: a 1 GiB
 //   cudaMemcpyAsync device-to-device copy (read + write), and the same copies issued as one
 //   cudaMemcpyAsync per expert from every rank at once.
+//   --phases adds, per case, the worst rank's phase times of one prefetch from its trace
+//   (PrefetchTrace): relaunch gap after the previous prefetch, start wait, copies, end wait.
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
@@ -89,17 +91,50 @@ double worst_rank_ms(comm::Group& g, runtime::DeviceRuntime& rt, cudaStream_t st
   return median(worst);
 }
 
+// Where a prefetch's time goes, per rank (us): the gap from the previous prefetch's end to this
+// kernel's start, the start-barrier wait, the copies, and the end-barrier wait. Measured on the
+// second of two back-to-back launches in one graph, after warm-up replays.
+struct Phases {
+  double gap = 0, start_wait = 0, copies = 0, end_wait = 0;
+};
+
+Phases measure_phases(prefetch::Prefetcher& p, cudaStream_t stream, int sms) {
+  prefetch::PrefetchTrace* trace = nullptr;
+  SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&trace), 2 * sizeof(prefetch::PrefetchTrace)));
+  Phases out;
+  try {
+    CapturedGraph graph(stream, [&] {
+      p.launch(stream, {sms, 0}, 0, trace);
+      p.launch(stream, {sms, 0}, 0, trace + 1);
+    });
+    for (int i = 0; i < 10; ++i) graph.launch(stream);
+    prefetch::PrefetchTrace t[2];
+    SYMMOE_CUDA_CHECK(cudaMemcpyAsync(t, trace, sizeof(t), cudaMemcpyDeviceToHost, stream));
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    out.gap = (static_cast<double>(t[1].kernel_start_ns) - static_cast<double>(t[0].left_ns)) * 1e-3;
+    out.start_wait = (t[1].entered_ns - t[1].kernel_start_ns) * 1e-3;
+    out.copies = (t[1].copies_done_ns - t[1].entered_ns) * 1e-3;
+    out.end_wait = (t[1].left_ns - t[1].copies_done_ns) * 1e-3;
+  } catch (...) {
+    cudaFree(trace);
+    throw;
+  }
+  cudaFree(trace);
+  return out;
+}
+
 struct Options {
   int ranks = 4;
   int reps = 20;
   prefetch::PrefetchMode mode = prefetch::PrefetchMode::kPull;
   bool static_weights = false;
+  bool phases = false;
   std::string json;
 };
 
 bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
   try {
-    Args args(argv, {"static-weights"}, {"ranks", "reps", "mode", "json"});
+    Args args(argv, {"static-weights", "phases"}, {"ranks", "reps", "mode", "json"});
     o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 16));
     o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 10000));
     const std::string mode = args.get("mode").value_or("pull");
@@ -107,10 +142,11 @@ bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
     o->mode = mode == "pull" ? prefetch::PrefetchMode::kPull : prefetch::PrefetchMode::kPush;
     o->json = args.get("json").value_or("");
     o->static_weights = args.flag("static-weights");
+    o->phases = args.flag("phases");
     return true;
   } catch (const Error& e) {
     std::fprintf(stderr, "symmoe bench %s: %s\nusage: symmoe bench %s [--ranks 4] [--reps 20] "
-                 "[--mode pull|push] [--static-weights] [--json FILE]\n", name, e.what(), name);
+                 "[--mode pull|push] [--static-weights] [--phases] [--json FILE]\n", name, e.what(), name);
     return false;
   }
 }
@@ -176,6 +212,7 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
     std::vector<double> shared(o.ranks, 0);
     double worst_ms = 0, memcpy_ms = 0;
     uint64_t data = 0, remote = 0;
+    std::vector<Phases> phases(o.ranks);
     comm::run_thread_ranks(o.ranks, {0}, [&](comm::Group& g) {
       auto pool = prefetch::ExpertPool::create(g, spec, kExpertsPerRank, std::max(1u, max_slots));
       runtime::DeviceRuntime rt(pool->buffer().device());
@@ -199,6 +236,11 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
           SYMMOE_CUDA_CHECK(cudaMemcpyAsync(dst, src, pool->layout().expert_bytes, cudaMemcpyDeviceToDevice, stream));
         }
       });
+      if (o.phases) {
+        g.barrier();
+        phases[g.rank()] = measure_phases(p, stream, sms);
+        rt.check(stream);
+      }
       if (g.rank() == 0) {
         worst_ms = ms;
         memcpy_ms = base;
@@ -217,6 +259,21 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
     report.fact(c.name + " comm_bw", comm_bw, "GB/s");
     report.fact(c.name + " fraction_of_d2d", bw / d2d);
     report.fact(c.name + " memcpy_baseline_bw", memcpy_bw, "GB/s");
+    if (o.phases) {
+      Phases worst;
+      for (const Phases& q : phases) {
+        worst.gap = std::max(worst.gap, q.gap);
+        worst.start_wait = std::max(worst.start_wait, q.start_wait);
+        worst.copies = std::max(worst.copies, q.copies);
+        worst.end_wait = std::max(worst.end_wait, q.end_wait);
+      }
+      std::printf("  %-16s phases (us, max over ranks): relaunch gap %.2f, start wait %.2f, copies %.2f, "
+                  "end wait %.2f\n", "", worst.gap, worst.start_wait, worst.copies, worst.end_wait);
+      report.fact(c.name + " phase_relaunch_gap", worst.gap, "us");
+      report.fact(c.name + " phase_start_wait", worst.start_wait, "us");
+      report.fact(c.name + " phase_copies", worst.copies, "us");
+      report.fact(c.name + " phase_end_wait", worst.end_wait, "us");
+    }
   }
   if (!o.json.empty()) report.write_json(o.json);
   return 0;

@@ -32,28 +32,44 @@ struct alignas(128) SignalPad {
 inline constexpr std::size_t kSignalPadBytes = sizeof(SignalPad);
 
 #if defined(__CUDACC__)
+// The two halves of a barrier, for kernels that split it across blocks (NOTE [split-phase
+// barrier] in split_barrier.cuh). Both are called by every thread of one block; thread t serves
+// the peers r = t, t + blockDim, ...
+//
+// Announces epoch e to every rank (step 2). The caller has made the writes to be released
+// visible to this block's threads first (step 1, or a grid-wide release chain).
+SYMMOE_DEVICE void announce_epoch(const PeerTable& peers, SignalPad* pad, uint64_t e) {
+  const int n = peers.num_ranks;
+  if (static_cast<int>(threadIdx.x) < n) ptx::fence_acq_rel_sys();
+  for (int r = threadIdx.x; r < n; r += blockDim.x) {
+    ptx::st_release_sys(&peers.map(pad, r)->arrived[peers.rank], e);
+  }
+}
+
+// Waits (bounded) until every rank announced an epoch >= e here (step 3); returns the same
+// verdict on every thread of the block, after fencing the async proxy for TMA readers.
+SYMMOE_DEVICE bool wait_epoch(const PeerTable& peers, const SignalPad* pad, uint64_t e,
+                              const WaitContext& ctx, uint32_t tag) {
+  int ok = 1;
+  for (int r = threadIdx.x; r < peers.num_ranks && ok; r += blockDim.x) {
+    ok = wait_geq_sys(&pad->arrived[r], e, ctx, WaitSite{"cross_rank_barrier", tag, peers.rank, r});
+  }
+  ok = __syncthreads_and(ok);
+  ptx::fence_proxy_async_global();
+  return ok != 0;
+}
+
 // Called by every thread of one block; returns the same verdict on every thread.
 SYMMOE_DEVICE bool cross_rank_barrier(const PeerTable& peers, SignalPad* pad,
                                       const WaitContext& ctx, uint32_t tag) {
   ptx::fence_proxy_async_global();
   __syncthreads();
   const uint64_t next = ptx::ld_volatile(&pad->epoch) + 1;
-  const int n = peers.num_ranks;
-  const int me = peers.rank;
-  const int tid = threadIdx.x;
-  if (tid < n) ptx::fence_acq_rel_sys();
-  for (int r = tid; r < n; r += blockDim.x) {
-    ptx::st_release_sys(&peers.map(pad, r)->arrived[me], next);
-  }
-  int ok = 1;
-  for (int r = tid; r < n && ok; r += blockDim.x) {
-    ok = wait_geq_sys(&pad->arrived[r], next, ctx, WaitSite{"cross_rank_barrier", tag, me, r});
-  }
-  ok = __syncthreads_and(ok);
-  if (ok && tid == 0) pad->epoch = next;
-  ptx::fence_proxy_async_global();
+  announce_epoch(peers, pad, next);
+  const bool ok = wait_epoch(peers, pad, next, ctx, tag);
+  if (ok && threadIdx.x == 0) pad->epoch = next;
   __syncthreads();
-  return ok != 0;
+  return ok;
 }
 #endif
 

@@ -9,13 +9,15 @@
 #include "symmoe/comm/group.hpp"
 #include "symmoe/prefetch/expert_pool.hpp"
 #include "symmoe/prefetch/plan.hpp"
+#include "symmoe/prefetch/prefetch_trace.hpp"
 #include "symmoe/runtime/barrier_kernels.hpp"
 #include "symmoe/runtime/device_runtime.hpp"
 
 namespace symmoe::prefetch {
 
 // NOTE [slot contract]: a prefetch launch runs start barrier -> copies -> end barrier on every
-// rank. (1) Owned expert weights must not change from the start barrier until the end barrier
+// rank (split-phase: blocks start copying once every rank has arrived, and the kernel completes
+// once every rank's copies are complete). (1) Owned expert weights must not change from the start barrier until the end barrier
 // (the optimizer step of an owner goes before the prefetch on its stream, or after it).
 // (2) A slot is written only between the two barriers; once the prefetch kernel has completed
 // on the consumer's stream, the slot holds its expert and stays valid until the consumer's next
@@ -40,10 +42,11 @@ class Prefetcher {
   Prefetcher& operator=(const Prefetcher&) = delete;
 
   // Enqueues the copy kernel on `stream` (capturable in a CUDA graph). Validates the peers
-  // before launch. Failures (timeouts) land in the runtime's status block.
+  // before launch. Failures (timeouts) land in the runtime's status block. `trace` (device
+  // memory, optional) receives the launch's phase stamps.
   runtime::GridLaunch launch(cudaStream_t stream,
                              runtime::SmBudget budget = runtime::current_sm_budget(),
-                             double timeout_s = 0);
+                             double timeout_s = 0, PrefetchTrace* trace = nullptr);
 
   int num_tasks() const { return num_tasks_; }
   CopyBytes bytes() const { return bytes_; }
