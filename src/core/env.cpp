@@ -39,6 +39,16 @@ std::vector<Var> make_registry() {
        "SMs a launch with a grid-wide barrier may use before the reserve is taken off; 0 means "
        "every SM of the device.",
        {}, 0, 4096},
+      {"SYMMOE_PREFETCH_CHUNK_KB", Type::kInt, "32",
+       "KiB one bulk copy of the expert prefetch moves (global -> shared -> global); "
+       "chunk x stages must fit 224 KiB of shared memory.",
+       {}, 4, 128},
+      {"SYMMOE_PREFETCH_STAGES", Type::kInt, "6",
+       "Shared-memory stages of the expert prefetch pipeline per block.", {}, 2, 16},
+      {"SYMMOE_PREFETCH_STORES_IN_FLIGHT", Type::kInt, "1",
+       "Bulk stores of the expert prefetch that may still read their stage while the next load "
+       "is issued (loads ahead = stages - this); 1 to 3, below the stage count.",
+       {}, 1, 3},
       {"SYMMOE_RESERVED_SMS", Type::kInt, "-1",
        "SMs left free for other streams by launches with grid-wide barriers; -1 takes the "
        "architecture's default (2 on SM90 and SM100+).",

@@ -11,9 +11,19 @@
 
 namespace symmoe::prefetch {
 
-// Bytes each pipeline stage moves, and how many stages a block keeps in flight.
-inline constexpr uint32_t kPrefetchChunkBytes = 32 * 1024;
-inline constexpr int kPrefetchStages = 6;
+// Shared memory a block may give the pipeline (stages x chunk bytes), and the most stages.
+inline constexpr uint32_t kPrefetchPipelineBytes = 224 * 1024;
+inline constexpr int kPrefetchMaxStages = 16;
+
+// The copy pipeline's shape (SYMMOE_PREFETCH_CHUNK_KB / _STAGES / _STORES_IN_FLIGHT).
+struct PrefetchPipeline {
+  uint32_t chunk_bytes;
+  int stages;
+  int stores_in_flight;  // loads ahead = stages - stores_in_flight
+};
+
+// Reads and checks the environment (named errors for shapes that do not fit).
+PrefetchPipeline prefetch_pipeline();
 
 struct BulkPrefetchArgs {
   device::PeerTable peers;
@@ -23,12 +33,14 @@ struct BulkPrefetchArgs {
   device::GridSyncState* grid;
   device::StatusBlock* status;
   uint64_t timeout_ns;
+  PrefetchPipeline pipeline;
   int synchronize;        // 0: no start/end barriers (pull with static weights)
   PrefetchTrace* trace;   // null, or where the launch stamps its phases
 };
 
 // Grid: one block per usable SM (whole shared-memory pipeline), at most one per chunk of work.
-runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget, uint64_t num_chunks);
+runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget,
+                                         const PrefetchPipeline& pipeline, uint64_t num_chunks);
 
 void launch_bulk_prefetch(const BulkPrefetchArgs& args, const runtime::GridLaunch& config,
                           cudaStream_t stream);

@@ -33,10 +33,12 @@ Prefetcher::~Prefetcher() {
 runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget budget,
                                        double timeout_s, PrefetchTrace* trace) {
   const device::ExpertPoolLayout& layout = pool_.layout();
-  const uint64_t per_task = (layout.expert_bytes + kPrefetchChunkBytes - 1) / kPrefetchChunkBytes;
-  const runtime::GridLaunch config =
-      bulk_prefetch_config(rt_.device(), budget, per_task * static_cast<uint64_t>(num_tasks_));
+  const PrefetchPipeline pipeline = prefetch_pipeline();
+  const uint64_t per_task = (layout.expert_bytes + pipeline.chunk_bytes - 1) / pipeline.chunk_bytes;
+  const runtime::GridLaunch config = bulk_prefetch_config(
+      rt_.device(), budget, pipeline, per_task * static_cast<uint64_t>(num_tasks_));
   BulkPrefetchArgs args{};
+  args.pipeline = pipeline;
   args.peers = pool_.buffer().peer_table();
   symm::validate_peer_table(args.peers, rt_.device());
   args.layout = layout;

@@ -7,6 +7,7 @@
 #include "../runtime/kernel_lists.hpp"
 #include "bulk_prefetch_launch.hpp"
 #include "symmoe/core/device_info.hpp"
+#include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/device/cross_rank_barrier.cuh"
 #include "symmoe/device/grid_sync.cuh"
@@ -18,34 +19,40 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr size_t kBarrierBytes = 128;  // mbarriers at the front of shared memory
-constexpr size_t kPrefetchSmem = kBarrierBytes + size_t{kPrefetchStages} * kPrefetchChunkBytes;
+constexpr size_t kPrefetchSmem = kBarrierBytes + size_t{kPrefetchPipelineBytes};
+static_assert(kPrefetchMaxStages * sizeof(uint64_t) <= kBarrierBytes);
 
 // NOTE [bulk prefetch pipeline]: the work is num_tasks x chunks_per_task chunks of up to
-// kPrefetchChunkBytes; block b takes chunks b, b + grid, ... One thread per block issues
-// everything: it keeps kPrefetchStages - 1 loads (global -> shared, completing on the stage's
+// chunk_bytes; block b takes chunks b, b + grid, ... One thread per block issues everything:
+// it keeps L = stages - stores_in_flight loads (global -> shared, completing on the stage's
 // mbarrier) ahead of the store (shared -> global, a bulk group) it issues for the oldest
-// stage. Before a stage is loaded again, wait_group_read<1> guarantees the store that last
-// used it has finished reading it. After the last store, wait_all makes every write performed
-// before the end barrier releases it to the other ranks.
+// landed stage. The load of chunk i + L reuses the stage of chunk i + L - stages, whose store
+// is stores_in_flight groups older than chunk i's: wait_group_read<stores_in_flight> before
+// that load guarantees the store has finished reading the stage. After the last store,
+// wait_all makes every write complete before the block counts itself done.
+template <int kStoresInFlight>
 __device__ bool copy_chunks(const BulkPrefetchArgs& a, uint8_t* smem, const device::WaitContext& ctx) {
   namespace bulk = device::bulk;
   auto* bars = reinterpret_cast<uint64_t*>(smem);
   uint8_t* stages = smem + kBarrierBytes;
+  const uint64_t chunk_bytes = a.pipeline.chunk_bytes;
+  const int num_stages = a.pipeline.stages;
+  const uint64_t ahead = static_cast<uint64_t>(num_stages - kStoresInFlight);
   const uint64_t expert_bytes = a.layout.expert_bytes;
-  const uint64_t per_task = (expert_bytes + kPrefetchChunkBytes - 1) / kPrefetchChunkBytes;
+  const uint64_t per_task = (expert_bytes + chunk_bytes - 1) / chunk_bytes;
   const uint64_t total = per_task * a.num_tasks;
   const uint64_t first = blockIdx.x;
   const uint64_t mine = first < total ? (total - first + gridDim.x - 1) / gridDim.x : 0;
   auto* local = reinterpret_cast<uint8_t*>(a.peers.base);
 
-  for (int s = 0; s < kPrefetchStages; ++s) bulk::mbarrier_init(&bars[s], 1);
+  for (int s = 0; s < num_stages; ++s) bulk::mbarrier_init(&bars[s], 1);
   bulk::fence_mbarrier_init();
 
   auto chunk = [&](uint64_t i, uint8_t** src, uint8_t** dst, uint32_t* bytes, uint32_t* peer) {
     const uint64_t k = first + i * gridDim.x;
     const device::CopyTask t = a.tasks[k / per_task];
-    const uint64_t offset = (k % per_task) * kPrefetchChunkBytes;
-    *bytes = static_cast<uint32_t>(min(uint64_t{kPrefetchChunkBytes}, expert_bytes - offset));
+    const uint64_t offset = (k % per_task) * chunk_bytes;
+    *bytes = static_cast<uint32_t>(min(chunk_bytes, expert_bytes - offset));
     *src = a.peers.map(local + t.src_offset + offset, static_cast<int>(t.src_rank));
     *dst = a.peers.map(local + t.dst_offset + offset, static_cast<int>(t.dst_rank));
     *peer = t.src_rank;
@@ -54,15 +61,15 @@ __device__ bool copy_chunks(const BulkPrefetchArgs& a, uint8_t* smem, const devi
     uint8_t *src, *dst;
     uint32_t bytes, peer;
     chunk(i, &src, &dst, &bytes, &peer);
-    const int s = static_cast<int>(i % kPrefetchStages);
+    const int s = static_cast<int>(i % num_stages);
     bulk::mbarrier_arrive_expect_tx(&bars[s], bytes);
-    bulk::load_async(stages + size_t{kPrefetchChunkBytes} * s, src, bytes, &bars[s]);
+    bulk::load_async(stages + chunk_bytes * s, src, bytes, &bars[s]);
   };
 
-  for (uint64_t i = 0; i < mine && i < kPrefetchStages - 1; ++i) issue_load(i);
+  for (uint64_t i = 0; i < mine && i < ahead; ++i) issue_load(i);
   for (uint64_t i = 0; i < mine; ++i) {
-    const int s = static_cast<int>(i % kPrefetchStages);
-    const uint32_t parity = static_cast<uint32_t>((i / kPrefetchStages) & 1);
+    const int s = static_cast<int>(i % num_stages);
+    const uint32_t parity = static_cast<uint32_t>((i / num_stages) & 1);
     uint8_t *src, *dst;
     uint32_t bytes, peer;
     chunk(i, &src, &dst, &bytes, &peer);
@@ -74,16 +81,24 @@ __device__ bool copy_chunks(const BulkPrefetchArgs& a, uint8_t* smem, const devi
       bulk::wait_all();
       return false;
     }
-    bulk::store_async(dst, stages + size_t{kPrefetchChunkBytes} * s, bytes);
+    bulk::store_async(dst, stages + chunk_bytes * s, bytes);
     bulk::commit_group();
-    const uint64_t next = i + kPrefetchStages - 1;
+    const uint64_t next = i + ahead;
     if (next < mine) {
-      bulk::wait_group_read<1>();  // the store of chunk i - 1 no longer reads its stage
+      bulk::wait_group_read<kStoresInFlight>();
       issue_load(next);
     }
   }
   bulk::wait_all();
   return true;
+}
+
+__device__ bool copy_chunks(const BulkPrefetchArgs& a, uint8_t* smem, const device::WaitContext& ctx) {
+  switch (a.pipeline.stores_in_flight) {
+    case 2: return copy_chunks<2>(a, smem, ctx);
+    case 3: return copy_chunks<3>(a, smem, ctx);
+    default: return copy_chunks<1>(a, smem, ctx);
+  }
 }
 
 // Start and end barriers per NOTE [split-phase barrier]: no grid_sync, so each block starts
@@ -154,15 +169,30 @@ __global__ void __launch_bounds__(256) fp32_grad_reduce_kernel(GradReduceArgs a)
 
 }  // namespace
 
-runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget, uint64_t num_chunks) {
+PrefetchPipeline prefetch_pipeline() {
+  PrefetchPipeline p;
+  p.chunk_bytes = static_cast<uint32_t>(env::get_int("SYMMOE_PREFETCH_CHUNK_KB")) * 1024;
+  p.stages = static_cast<int>(env::get_int("SYMMOE_PREFETCH_STAGES"));
+  p.stores_in_flight = static_cast<int>(env::get_int("SYMMOE_PREFETCH_STORES_IN_FLIGHT"));
+  SYMMOE_CHECK(uint64_t{p.chunk_bytes} * p.stages <= kPrefetchPipelineBytes, "the prefetch pipeline ",
+               "needs SYMMOE_PREFETCH_STAGES (", p.stages, ") x SYMMOE_PREFETCH_CHUNK_KB (",
+               p.chunk_bytes / 1024, ") <= ", kPrefetchPipelineBytes / 1024, " KiB of shared memory");
+  SYMMOE_CHECK(p.stores_in_flight < p.stages, "SYMMOE_PREFETCH_STORES_IN_FLIGHT (", p.stores_in_flight,
+               ") must be below SYMMOE_PREFETCH_STAGES (", p.stages, ")");
+  return p;
+}
+
+runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget,
+                                         const PrefetchPipeline& pipeline, uint64_t num_chunks) {
   const DeviceInfo info = query_device(device);
-  SYMMOE_CHECK(static_cast<size_t>(info.smem_per_block_optin) >= kPrefetchSmem, "the prefetch "
-               "pipeline needs ", kPrefetchSmem, " bytes of shared memory per block; device ",
+  const size_t smem = kBarrierBytes + size_t{pipeline.chunk_bytes} * pipeline.stages;
+  SYMMOE_CHECK(static_cast<size_t>(info.smem_per_block_optin) >= smem, "the prefetch "
+               "pipeline needs ", smem, " bytes of shared memory per block; device ",
                device, " offers ", info.smem_per_block_optin);
   runtime::GridLaunch c;
   c.sms = runtime::plan_sms(info.num_sms, info.cc_major, budget);
   c.block = kThreads;
-  c.smem = kPrefetchSmem;
+  c.smem = smem;
   c.grid = static_cast<int>(std::max<uint64_t>(1, std::min<uint64_t>(c.sms.usable, num_chunks)));
   return c;
 }

@@ -6,8 +6,9 @@
 //            (prefetch: 2 x copies x expert bytes; grad-reduce: reads of slot + owner grads,
 //            writes of owner grads + zeroed slots)
 //   Remote = the part of Data whose source or destination is another rank's buffer
-//   Worst  = the slowest rank's time per prefetch (CUDA graph of one prefetch, replayed 20
-//            times back to back per timing window; median over reps)
+//   Worst  = the slowest rank's time per prefetch (CUDA graph of 10 prefetches replayed twice
+//            back to back per timing window; median over reps); "1/graph" = the same with a
+//            graph of one prefetch replayed 20 times (a graph launch per prefetch)
 //   BW = Data / Worst, CommBW = Remote / Worst; baselines in the same run: a 1 GiB
 //   cudaMemcpyAsync device-to-device copy (read + write), and the same copies issued as one
 //   cudaMemcpyAsync per expert from every rank at once.
@@ -60,26 +61,33 @@ PrefetchPlan make_plan(const Case& c, int ranks, uint32_t experts_per_rank, uint
   return plan;
 }
 
-// Replays per timing window: back-to-back prefetches stay in lockstep through their barriers,
-// so the ranks' launch skew (host threads waking at different times) is paid once per window
-// rather than once per prefetch; the time is divided by the replays.
-constexpr int kReplaysPerWindow = 20;
+// A timing window runs 20 operations back to back: kOpsPerGraph operations captured in one graph
+// (as an engine captures a whole step: the prefetch is one node among others, so what sits
+// between two prefetches is a node-to-node gap), replayed 20 / kOpsPerGraph times. With
+// kOpsPerGraph = 1 every operation pays a graph launch (reported beside). Back-to-back
+// operations stay in lockstep through their barriers, so the ranks' launch skew (host threads
+// waking at different times) is paid once per window; the time is divided by 20.
+constexpr int kOpsPerWindow = 20;
+constexpr int kOpsPerGraph = 10;
 
 // Times a captured graph on every rank; returns the median over reps of the slowest rank (ms
-// per replay).
+// per operation).
 template <class Enqueue>
 double worst_rank_ms(comm::Group& g, runtime::DeviceRuntime& rt, cudaStream_t stream, int reps,
-                     std::vector<double>& shared, std::mutex& m, Enqueue enqueue) {
-  CapturedGraph graph(stream, enqueue);
+                     std::vector<double>& shared, std::mutex& m, Enqueue enqueue,
+                     int ops_per_graph = kOpsPerGraph) {
+  CapturedGraph graph(stream, [&] {
+    for (int k = 0; k < ops_per_graph; ++k) enqueue();
+  });
   std::vector<double> worst;
-  for (int i = 0; i < reps + 2; ++i) {  // two warm-up replays
+  for (int i = 0; i < reps + 2; ++i) {  // two warm-up windows
     Event start, stop;
     g.barrier();
     start.record(stream);
-    for (int k = 0; k < kReplaysPerWindow; ++k) graph.launch(stream);
+    for (int k = 0; k < kOpsPerWindow / ops_per_graph; ++k) graph.launch(stream);
     stop.record(stream);
     rt.check(stream);
-    const double ms = stop.since(start) / kReplaysPerWindow;
+    const double ms = stop.since(start) / kOpsPerWindow;
     {
       std::lock_guard lock(m);
       shared[g.rank()] = ms;
@@ -98,57 +106,30 @@ struct Phases {
   double gap = 0, start_wait = 0, copies = 0, end_wait = 0;
 };
 
-Phases measure_phases(prefetch::Prefetcher& p, cudaStream_t stream, int sms) {
+// Collective over the ranks: host calls that may wait for the device (allocation, graph
+// instantiation, free) run while no rank's kernel is waiting for a peer.
+Phases measure_phases(comm::Group& g, prefetch::Prefetcher& p, cudaStream_t stream, int sms) {
   prefetch::PrefetchTrace* trace = nullptr;
   SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&trace), 2 * sizeof(prefetch::PrefetchTrace)));
   Phases out;
-  try {
+  prefetch::PrefetchTrace t[2];
+  {
     CapturedGraph graph(stream, [&] {
       p.launch(stream, {sms, 0}, 0, trace);
       p.launch(stream, {sms, 0}, 0, trace + 1);
     });
+    g.barrier();
     for (int i = 0; i < 10; ++i) graph.launch(stream);
-    prefetch::PrefetchTrace t[2];
     SYMMOE_CUDA_CHECK(cudaMemcpyAsync(t, trace, sizeof(t), cudaMemcpyDeviceToHost, stream));
     SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    out.gap = (static_cast<double>(t[1].kernel_start_ns) - static_cast<double>(t[0].left_ns)) * 1e-3;
-    out.start_wait = (t[1].entered_ns - t[1].kernel_start_ns) * 1e-3;
-    out.copies = (t[1].copies_done_ns - t[1].entered_ns) * 1e-3;
-    out.end_wait = (t[1].left_ns - t[1].copies_done_ns) * 1e-3;
-  } catch (...) {
-    cudaFree(trace);
-    throw;
+    g.barrier();
   }
   cudaFree(trace);
+  out.gap = (static_cast<double>(t[1].kernel_start_ns) - static_cast<double>(t[0].left_ns)) * 1e-3;
+  out.start_wait = (t[1].entered_ns - t[1].kernel_start_ns) * 1e-3;
+  out.copies = (t[1].copies_done_ns - t[1].entered_ns) * 1e-3;
+  out.end_wait = (t[1].left_ns - t[1].copies_done_ns) * 1e-3;
   return out;
-}
-
-struct Options {
-  int ranks = 4;
-  int reps = 20;
-  prefetch::PrefetchMode mode = prefetch::PrefetchMode::kPull;
-  bool static_weights = false;
-  bool phases = false;
-  std::string json;
-};
-
-bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
-  try {
-    Args args(argv, {"static-weights", "phases"}, {"ranks", "reps", "mode", "json"});
-    o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 16));
-    o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 10000));
-    const std::string mode = args.get("mode").value_or("pull");
-    SYMMOE_CHECK(mode == "pull" || mode == "push", "--mode '", mode, "' must be pull or push");
-    o->mode = mode == "pull" ? prefetch::PrefetchMode::kPull : prefetch::PrefetchMode::kPush;
-    o->json = args.get("json").value_or("");
-    o->static_weights = args.flag("static-weights");
-    o->phases = args.flag("phases");
-    return true;
-  } catch (const Error& e) {
-    std::fprintf(stderr, "symmoe bench %s: %s\nusage: symmoe bench %s [--ranks 4] [--reps 20] "
-                 "[--mode pull|push] [--static-weights] [--phases] [--json FILE]\n", name, e.what(), name);
-    return false;
-  }
 }
 
 const std::vector<Case>& cases() {
@@ -160,6 +141,43 @@ const std::vector<Case>& cases() {
       {"tall_1024x3072", 1024, 3072, {12}}, {"tiny_512x512", 512, 512, {17}},
   };
   return all;
+}
+
+struct Options {
+  int ranks = 4;
+  int reps = 20;
+  prefetch::PrefetchMode mode = prefetch::PrefetchMode::kPull;
+  bool static_weights = false;
+  bool phases = false;
+  std::vector<std::string> only;  // --cases: names to run (all when empty)
+  std::string json;
+};
+
+bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
+  try {
+    Args args(argv, {"static-weights", "phases"}, {"ranks", "reps", "mode", "cases", "json"});
+    o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 16));
+    o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 10000));
+    const std::string mode = args.get("mode").value_or("pull");
+    SYMMOE_CHECK(mode == "pull" || mode == "push", "--mode '", mode, "' must be pull or push");
+    o->mode = mode == "pull" ? prefetch::PrefetchMode::kPull : prefetch::PrefetchMode::kPush;
+    o->json = args.get("json").value_or("");
+    o->static_weights = args.flag("static-weights");
+    o->phases = args.flag("phases");
+    if (auto names = args.get("cases")) {
+      o->only = split_commas(*names);
+      for (const std::string& n : o->only) {
+        bool known = false;
+        for (const Case& c : cases()) known = known || c.name == n;
+        SYMMOE_CHECK(known, "--cases: no case named '", n, "'");
+      }
+    }
+    return true;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "symmoe bench %s: %s\nusage: symmoe bench %s [--ranks 4] [--reps 20] "
+                 "[--mode pull|push] [--static-weights] [--phases] [--cases a,b] [--json FILE]\n", name, e.what(), name);
+    return false;
+  }
 }
 
 constexpr uint32_t kExpertsPerRank = 8;
@@ -199,18 +217,20 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
                         " experts per rank, bf16"));
   report.line("Data = sum over ranks of bytes read + written (2 x copies x expert bytes); CommBW "
               "counts copies between different ranks; BW = Data / Worst; Worst = slowest rank, per "
-              "prefetch, 20 graph replays back to back per window");
+              "prefetch, 2 replays of a 10-prefetch graph back to back per window; 1/graph = 20 "
+              "replays of a 1-prefetch graph");
   report.fact("d2d copy rate (1 GiB cudaMemcpyAsync, read+write)", d2d, "GB/s");
-  std::printf("\n  %-16s %4s %6s %6s %6s %4s %10s %10s %10s %10s %8s %12s %8s\n", "Config", "E",
+  std::printf("\n  %-16s %4s %6s %6s %6s %4s %10s %10s %10s %10s %8s %12s %8s %14s\n", "Config", "E",
               "Slots", "H", "Hp", "SMs", "Data(MB)", "Worst(us)", "BW(GB/s)", "CommBW", "vs d2d",
-              "memcpy(GB/s)", "speedup");
+              "memcpy(GB/s)", "speedup", "1/graph(us,%)");
   for (const Case& c : cases()) {
+    if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), c.name) == o.only.end()) continue;
     const ExpertSpec spec = ExpertSpec::single(c.rows, c.cols, prefetch::WeightDtype::kBF16);
     uint32_t max_slots = *std::max_element(c.slots_per_rank.begin(), c.slots_per_rank.end());
     const PrefetchPlan plan = make_plan(c, o.ranks, kExpertsPerRank, 1234);
     std::mutex m;
     std::vector<double> shared(o.ranks, 0);
-    double worst_ms = 0, memcpy_ms = 0;
+    double worst_ms = 0, single_ms = 0, memcpy_ms = 0;
     uint64_t data = 0, remote = 0;
     std::vector<Phases> phases(o.ranks);
     comm::run_thread_ranks(o.ranks, {0}, [&](comm::Group& g) {
@@ -227,6 +247,9 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
       const double ms = worst_rank_ms(g, rt, stream, o.reps, shared, m, [&] {
         p.launch(stream, {sms, 0});
       });
+      const double ms_single = worst_rank_ms(g, rt, stream, o.reps, shared, m, [&] {
+        p.launch(stream, {sms, 0});
+      }, 1);
       // Baseline: the same copies, one cudaMemcpyAsync per expert (pull order on each rank).
       const auto tasks = prefetch::copy_tasks(plan, pool->layout(), g.rank(), prefetch::PrefetchMode::kPull);
       const double base = worst_rank_ms(g, rt, stream, o.reps, shared, m, [&] {
@@ -238,11 +261,12 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
       });
       if (o.phases) {
         g.barrier();
-        phases[g.rank()] = measure_phases(p, stream, sms);
+        phases[g.rank()] = measure_phases(g, p, stream, sms);
         rt.check(stream);
       }
       if (g.rank() == 0) {
         worst_ms = ms;
+        single_ms = ms_single;
         memcpy_ms = base;
       }
       g.barrier();
@@ -250,15 +274,19 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
     const double bw = data / (worst_ms * 1e-3) / 1e9;
     const double comm_bw = remote / (worst_ms * 1e-3) / 1e9;
     const double memcpy_bw = memcpy_ms > 0 ? data / (memcpy_ms * 1e-3) / 1e9 : 0;
-    std::printf("  %-16s %4u %6u %6u %6u %4d %10.2f %10.2f %10.1f %10.1f %7.1f%% %12.1f %7.2fx\n",
+    const double single_bw = data / (single_ms * 1e-3) / 1e9;
+    std::printf("  %-16s %4u %6u %6u %6u %4d %10.2f %10.2f %10.1f %10.1f %7.1f%% %12.1f %7.2fx %8.2f %4.1f%%\n",
                 c.name.c_str(), kExpertsPerRank * o.ranks, max_slots, c.rows, c.cols, sms, data / 1e6,
-                worst_ms * 1e3, bw, comm_bw, 100 * bw / d2d, memcpy_bw, memcpy_ms / worst_ms);
+                worst_ms * 1e3, bw, comm_bw, 100 * bw / d2d, memcpy_bw, memcpy_ms / worst_ms,
+                single_ms * 1e3, 100 * single_bw / d2d);
     report.fact(c.name + " worst", worst_ms * 1e3, "us");
     report.fact(c.name + " data", data / 1e6, "MB");
     report.fact(c.name + " bw", bw, "GB/s");
     report.fact(c.name + " comm_bw", comm_bw, "GB/s");
     report.fact(c.name + " fraction_of_d2d", bw / d2d);
     report.fact(c.name + " memcpy_baseline_bw", memcpy_bw, "GB/s");
+    report.fact(c.name + " worst_one_per_graph", single_ms * 1e3, "us");
+    report.fact(c.name + " fraction_of_d2d_one_per_graph", single_bw / d2d);
     if (o.phases) {
       Phases worst;
       for (const Phases& q : phases) {
@@ -295,6 +323,7 @@ int run_bench_grad_reduce(const std::vector<std::string>& argv) {
   std::printf("\n  %-16s %4s %6s %6s %6s %4s %10s %10s %10s %10s %8s\n", "Config", "E", "Slots", "H",
               "Hp", "SMs", "Data(MB)", "Worst(us)", "BW(GB/s)", "CommBW", "vs d2d");
   for (const Case& c : cases()) {
+    if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), c.name) == o.only.end()) continue;
     if (c.rows * static_cast<uint64_t>(c.cols) > 4096ull * 3072) continue;  // keep fp32 pools modest
     const ExpertSpec spec = ExpertSpec::single(c.rows, c.cols, prefetch::WeightDtype::kBF16);
     const uint32_t max_slots = *std::max_element(c.slots_per_rank.begin(), c.slots_per_rank.end());
