@@ -39,11 +39,19 @@ std::vector<Var> make_registry() {
        "SMs a launch with a grid-wide barrier may use before the reserve is taken off; 0 means "
        "every SM of the device.",
        {}, 0, 4096},
-      {"SYMMOE_PREFETCH_CHUNK_KB", Type::kInt, "32",
-       "KiB one bulk copy of the expert prefetch moves (global -> shared -> global); "
-       "chunk x stages must fit 224 KiB of shared memory.",
+      {"SYMMOE_PREFETCH_CHUNK_KB", Type::kInt, "64",
+       "KiB of the chunks the expert prefetch deals out to its blocks (each may be cut to "
+       "even the blocks' shares); with bulk copies, chunk x stages must fit 224 KiB of shared "
+       "memory.",
        {}, 4, 128},
-      {"SYMMOE_PREFETCH_STAGES", Type::kInt, "6",
+      {"SYMMOE_PREFETCH_COPY", Type::kChoice, "vector",
+       "How the expert prefetch moves a chunk: bulk (TMA bulk copies through shared memory, "
+       "one issuing thread per block) or vector (16-byte loads and stores by every thread).",
+       {"bulk", "vector"}},
+      {"SYMMOE_PREFETCH_EARLY_LAUNCH", Type::kBool, "1",
+       "Launch the expert prefetch as a programmatic dependent of the kernel before it on its "
+       "stream (hides launch latency between back-to-back prefetches)."},
+      {"SYMMOE_PREFETCH_STAGES", Type::kInt, "3",
        "Shared-memory stages of the expert prefetch pipeline per block.", {}, 2, 16},
       {"SYMMOE_PREFETCH_STORES_IN_FLIGHT", Type::kInt, "1",
        "Bulk stores of the expert prefetch that may still read their stage while the next load "

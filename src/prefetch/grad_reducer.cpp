@@ -1,6 +1,6 @@
 #include "symmoe/prefetch/grad_reducer.hpp"
 
-#include "bulk_prefetch_launch.hpp"
+#include "prefetch_copy_launch.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/symm/peer_validation.hpp"
 

@@ -1,6 +1,6 @@
 #include "symmoe/prefetch/prefetcher.hpp"
 
-#include "bulk_prefetch_launch.hpp"
+#include "prefetch_copy_launch.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/symm/peer_validation.hpp"
 
@@ -35,9 +35,9 @@ runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget bu
   const device::ExpertPoolLayout& layout = pool_.layout();
   const PrefetchPipeline pipeline = prefetch_pipeline();
   const uint64_t per_task = (layout.expert_bytes + pipeline.chunk_bytes - 1) / pipeline.chunk_bytes;
-  const runtime::GridLaunch config = bulk_prefetch_config(
+  const runtime::GridLaunch config = prefetch_copy_config(
       rt_.device(), budget, pipeline, per_task * static_cast<uint64_t>(num_tasks_));
-  BulkPrefetchArgs args{};
+  PrefetchCopyArgs args{};
   args.pipeline = pipeline;
   args.peers = pool_.buffer().peer_table();
   symm::validate_peer_table(args.peers, rt_.device());
@@ -49,7 +49,7 @@ runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget bu
   args.timeout_ns = runtime::wait_timeout_ns(timeout_s);
   args.synchronize = synchronize_ ? 1 : 0;
   args.trace = trace;
-  launch_bulk_prefetch(args, config, stream);
+  launch_prefetch_copy(args, config, stream);
   return config;
 }
 

@@ -33,23 +33,32 @@ GridLaunch one_block_per_sm(void (*kernel)(Args), int device, SmBudget budget, i
   return c;
 }
 
+// `early` (programmatic dependent launch): the kernel may be scheduled before the previous
+// kernel on the stream completes; it must execute griddepcontrol.wait before it touches
+// anything that kernel (or earlier work) wrote, and may trigger its own dependents.
 template <class Args>
 void launch_kernel(void (*kernel)(Args), const Args& args, int grid, int block, size_t smem,
-                   bool cooperative, cudaStream_t stream, const char* name) {
+                   bool cooperative, cudaStream_t stream, const char* name, bool early = false) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
   cfg.blockDim = dim3(static_cast<unsigned>(block));
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeCooperative;
-  attr.val.cooperative = 1;
+  cudaLaunchAttribute attrs[2]{};
+  unsigned n = 0;
   if (cooperative) {
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    attrs[n].id = cudaLaunchAttributeCooperative;
+    attrs[n++].val.cooperative = 1;
   }
+  if (early) {
+    attrs[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  cfg.attrs = attrs;
+  cfg.numAttrs = n;
   SYMMOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args), name, ": grid ", grid, " x ", block,
-                    " threads, ", smem, " bytes of shared memory", cooperative ? ", cooperative" : "");
+                    " threads, ", smem, " bytes of shared memory", cooperative ? ", cooperative" : "",
+                    early ? ", early launch" : "");
 }
 
 }  // namespace symmoe::runtime

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "support/error_text.hpp"
+#include "support/env_guard.hpp"
 #include "support/gpu.hpp"
 #include "symmoe/comm/thread_group.hpp"
 #include "symmoe/core/cuda_handles.hpp"
@@ -204,6 +205,17 @@ TEST(PrefetchGpu, BarriersHoldWithALateRank) {
     }
     cudaFree(trace);
   }, 120);
+}
+
+// The other copy path (SYMMOE_PREFETCH_COPY=bulk: TMA through shared memory) and a launch
+// without the early (programmatic) attribute: same bytes.
+TEST(PrefetchGpu, BulkCopyAndPlainLaunchAreBitwiseEqualToo) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  const test::EnvGuard bulk("SYMMOE_PREFETCH_COPY", "bulk");
+  run_case(4, PrefetchMode::kPull, ExpertSpec::single(256, 768, WeightDtype::kBF16), 3, 5, 71, false);
+  run_case(3, PrefetchMode::kPush, ExpertSpec::swiglu(200, 136, WeightDtype::kFP8E4M3), 2, 4, 72, true);
+  const test::EnvGuard plain("SYMMOE_PREFETCH_EARLY_LAUNCH", "0");
+  run_case(4, PrefetchMode::kPull, ExpertSpec::single(512, 512, WeightDtype::kBF16), 2, 3, 73, true);
 }
 
 TEST(PrefetchGpu, BadPlanIsANamedErrorOnEveryRank) {

@@ -14,8 +14,10 @@ namespace symmoe::device {
 // arrived[r] holds the epoch rank r last announced here. Barrier e = epoch + 1:
 //   1. every thread: fence.proxy.async.global (TMA writes it completed join the generic proxy),
 //      then __syncthreads (the block's writes happen-before the signal);
-//   2. thread t (for each peer r = t, t + blockDim, ...): fence.acq_rel.sys, then
-//      st.release.sys arrived[my_rank] = e into rank r's pad (via the peer table);
+//   2. thread t (for each peer r = t, t + blockDim, ...): st.release.sys arrived[my_rank] = e
+//      into rank r's pad (via the peer table). The release store is a release pattern by
+//      itself, cumulative over what the thread observed — the block's writes through
+//      __syncthreads — so no separate fence.acq_rel.sys precedes it;
 //   3. the same thread waits (bounded) until its own arrived[r] >= e with ld.acquire.sys;
 //   4. __syncthreads; thread 0 stores epoch = e; fence.proxy.async.global for TMA readers.
 // Epochs grow monotonically (64-bit: no wrap), so nothing is reset between calls and any
@@ -40,7 +42,6 @@ inline constexpr std::size_t kSignalPadBytes = sizeof(SignalPad);
 // visible to this block's threads first (step 1, or a grid-wide release chain).
 SYMMOE_DEVICE void announce_epoch(const PeerTable& peers, SignalPad* pad, uint64_t e) {
   const int n = peers.num_ranks;
-  if (static_cast<int>(threadIdx.x) < n) ptx::fence_acq_rel_sys();
   for (int r = threadIdx.x; r < n; r += blockDim.x) {
     ptx::st_release_sys(&peers.map(pad, r)->arrived[peers.rank], e);
   }

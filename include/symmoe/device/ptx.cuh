@@ -52,6 +52,22 @@ SYMMOE_DEVICE uint32_t atom_add_acq_rel_gpu(uint32_t* p, uint32_t v) {
   return old;
 }
 
+// 16-byte read through the non-coherent path without L1 allocation: for data no kernel
+// writes while the reader runs (expert weights during a prefetch).
+SYMMOE_DEVICE uint4 ld_nc_na_v4(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+SYMMOE_DEVICE void st_na_v4(void* p, uint4 v) {
+  asm volatile("st.global.L1::no_allocate.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x),
+               "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 SYMMOE_DEVICE void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 SYMMOE_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
@@ -59,6 +75,21 @@ SYMMOE_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "
 SYMMOE_DEVICE void fence_proxy_async_global() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("fence.proxy.async.global;" ::: "memory");
+#endif
+}
+
+// Programmatic dependent launch (sm_90): wait until the grids this one depends on completed
+// and their writes are visible (a no-op for a launch without the attribute); let dependents
+// be scheduled once every block of this grid triggered or exited.
+SYMMOE_DEVICE void griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+SYMMOE_DEVICE void griddep_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 

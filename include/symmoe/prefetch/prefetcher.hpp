@@ -1,5 +1,5 @@
-// Expert-weight prefetch: one persistent kernel copies every expert of a plan into its slots
-// with bulk (TMA) copies, between a start and an end cross-rank barrier.
+// Expert-weight prefetch: one persistent kernel copies every expert of a plan into its slots,
+// between a start and an end cross-rank barrier (split-phase: NOTE in device/split_barrier.cuh).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,7 +17,10 @@ namespace symmoe::prefetch {
 
 // NOTE [slot contract]: a prefetch launch runs start barrier -> copies -> end barrier on every
 // rank (split-phase: blocks start copying once every rank has arrived, and the kernel completes
-// once every rank's copies are complete). (1) Owned expert weights must not change from the start barrier until the end barrier
+// once every rank's copies are complete). The launch is a programmatic dependent of the kernel
+// before it (SYMMOE_PREFETCH_EARLY_LAUNCH): it may become resident early but touches no memory
+// before that kernel has completed, so stream order holds as for a plain launch.
+// (1) Owned expert weights must not change from the start barrier until the end barrier
 // (the optimizer step of an owner goes before the prefetch on its stream, or after it).
 // (2) A slot is written only between the two barriers; once the prefetch kernel has completed
 // on the consumer's stream, the slot holds its expert and stays valid until the consumer's next

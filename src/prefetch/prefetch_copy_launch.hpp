@@ -20,12 +20,13 @@ struct PrefetchPipeline {
   uint32_t chunk_bytes;
   int stages;
   int stores_in_flight;  // loads ahead = stages - stores_in_flight
+  int vector;            // 1: 16-byte loads/stores by every thread instead of bulk copies
 };
 
 // Reads and checks the environment (named errors for shapes that do not fit).
 PrefetchPipeline prefetch_pipeline();
 
-struct BulkPrefetchArgs {
+struct PrefetchCopyArgs {
   device::PeerTable peers;
   device::ExpertPoolLayout layout;
   const device::CopyTask* tasks;
@@ -39,10 +40,10 @@ struct BulkPrefetchArgs {
 };
 
 // Grid: one block per usable SM (whole shared-memory pipeline), at most one per chunk of work.
-runtime::GridLaunch bulk_prefetch_config(int device, runtime::SmBudget budget,
+runtime::GridLaunch prefetch_copy_config(int device, runtime::SmBudget budget,
                                          const PrefetchPipeline& pipeline, uint64_t num_chunks);
 
-void launch_bulk_prefetch(const BulkPrefetchArgs& args, const runtime::GridLaunch& config,
+void launch_prefetch_copy(const PrefetchCopyArgs& args, const runtime::GridLaunch& config,
                           cudaStream_t stream);
 
 // Reduction of fp32 slot gradients into owners (grad_reducer.cpp drives it).
