@@ -55,11 +55,12 @@ sed -n '/symmoe .* doctor/,$p' "$OUT/machine.log"
 
 if [ $quick = 0 ]; then
   for b in "peer-check --ranks 2,8,72" "barrier --ranks 2,4,8" "residency --hold 2" \
-           "prefetch --ranks 4" "grad-reduce --ranks 4" \
+           "prefetch --ranks 4 --phases" "prefetch --ranks 4 --mode push" \
+           "prefetch --ranks 4 --static-weights" "grad-reduce --ranks 4" \
            "dispatch --ranks 8" "combine --ranks 8 --model qwen3-moe" \
            "dispatch --ranks 8 --payload fp8 --routing uniform --tokens 128,4096" \
            "gemm" "gemm --layout masked --m 8,64 --experts 32"; do
-    name=$(echo "$b" | tr -s ' ,-' '_' | sed 's/_ranks_[0-9_]*//; s/__*/_/g; s/_$//')
+    name=$(echo "$b" | tr -s ' ,-' '_' | sed -E 's/_ranks_[0-9]+(_[0-9]+)*/_/; s/__+/_/g; s/_$//')
     step "bench $b"
     timeout 150 "$bin" bench $b --json "$OUT/json/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
