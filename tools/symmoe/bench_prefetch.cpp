@@ -42,20 +42,33 @@ struct Case {
   std::string name;
   uint32_t rows, cols;
   std::vector<uint32_t> slots_per_rank;  // by rank (cycled)
+  bool random_owners = false;
 };
 
-// Rank r's slots hold random experts owned by other ranks (remote copies) when there are any.
+// Rank r's slots hold experts owned by other ranks (remote copies) when there are any. By
+// default the owners go round the other ranks (slot s of rank r: owner r + 1 + s mod (ranks - 1))
+// and each owner's experts in turn, so with equal slot counts every rank copies (pull) and
+// serves (push) the same number of experts — a placement balanced across owners, as an EP
+// engine keeps it. random_owners draws owner and expert at random: push then waits for the
+// busiest owner.
 PrefetchPlan make_plan(const Case& c, int ranks, uint32_t experts_per_rank, uint32_t seed) {
   std::mt19937 rng(seed);
   PrefetchPlan plan;
   plan.per_rank.resize(ranks);
+  const auto others = static_cast<uint32_t>(std::max(1, ranks - 1));
   for (int r = 0; r < ranks; ++r) {
     const uint32_t k = c.slots_per_rank[r % c.slots_per_rank.size()];
     for (uint32_t s = 0; s < k; ++s) {
-      uint32_t owner = rng() % ranks;
-      if (ranks > 1 && owner == static_cast<uint32_t>(r)) owner = (owner + 1) % ranks;
-      const auto expert = static_cast<uint32_t>(owner * experts_per_rank + rng() % experts_per_rank);
-      plan.per_rank[r].push_back({expert, s});
+      uint32_t owner, local;
+      if (c.random_owners) {
+        owner = rng() % ranks;
+        if (ranks > 1 && owner == static_cast<uint32_t>(r)) owner = (owner + 1) % ranks;
+        local = rng() % experts_per_rank;
+      } else {
+        owner = ranks > 1 ? (r + 1 + s % others) % ranks : 0;
+        local = (s / others + r) % experts_per_rank;
+      }
+      plan.per_rank[r].push_back({owner * experts_per_rank + local, s});
     }
   }
   return plan;
@@ -139,6 +152,7 @@ const std::vector<Case>& cases() {
       {"ramp_0_3", 3584, 3072, {0, 4, 8, 12}}, {"heavy", 3584, 3072, {17}},
       {"full_3x8", 3584, 3072, {24}},       {"thin_7168x128", 7168, 128, {12}},
       {"tall_1024x3072", 1024, 3072, {12}}, {"tiny_512x512", 512, 512, {17}},
+      {"random_5", 3584, 3072, {5}, true},
   };
   return all;
 }
