@@ -5,7 +5,7 @@
 
 #include "symmoe/device/expert_pool_layout.cuh"
 #include "symmoe/device/peer_table.cuh"
-#include "symmoe/prefetch/prefetch_trace.hpp"
+#include "symmoe/prefetch/prefetcher.hpp"
 #include "symmoe/runtime/barrier_kernels.hpp"
 #include "symmoe/runtime/device_runtime.hpp"
 
@@ -14,17 +14,6 @@ namespace symmoe::prefetch {
 // Shared memory a block may give the pipeline (stages x chunk bytes), and the most stages.
 inline constexpr uint32_t kPrefetchPipelineBytes = 224 * 1024;
 inline constexpr int kPrefetchMaxStages = 16;
-
-// The copy pipeline's shape (SYMMOE_PREFETCH_CHUNK_KB / _STAGES / _STORES_IN_FLIGHT).
-struct PrefetchPipeline {
-  uint32_t chunk_bytes;
-  int stages;
-  int stores_in_flight;  // loads ahead = stages - stores_in_flight
-  int vector;            // 1: 16-byte loads/stores by every thread instead of bulk copies
-};
-
-// Reads and checks the environment (named errors for shapes that do not fit).
-PrefetchPipeline prefetch_pipeline();
 
 struct PrefetchCopyArgs {
   device::PeerTable peers;

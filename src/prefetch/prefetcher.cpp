@@ -11,7 +11,8 @@ Prefetcher::Prefetcher(comm::Group& group, const ExpertPool& pool, runtime::Devi
     : pool_(pool),
       rt_(rt),
       mode_(mode),
-      synchronize_(!(options.static_weights && mode == PrefetchMode::kPull)) {
+      synchronize_(!(options.static_weights && mode == PrefetchMode::kPull)),
+      pipeline_(prefetch_pipeline_from_env()) {
   SYMMOE_CHECK(group.size() == static_cast<int>(pool.layout().num_ranks), "the group has ",
                group.size(), " ranks but the expert pool spans ", pool.layout().num_ranks);
   agree_on_plan(group, plan, pool.layout(),
@@ -33,7 +34,7 @@ Prefetcher::~Prefetcher() {
 runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget budget,
                                        double timeout_s, PrefetchTrace* trace) {
   const device::ExpertPoolLayout& layout = pool_.layout();
-  const PrefetchPipeline pipeline = prefetch_pipeline();
+  const PrefetchPipeline& pipeline = pipeline_;
   const uint64_t per_task = (layout.expert_bytes + pipeline.chunk_bytes - 1) / pipeline.chunk_bytes;
   const runtime::GridLaunch config = prefetch_copy_config(
       rt_.device(), budget, pipeline, per_task * static_cast<uint64_t>(num_tasks_));

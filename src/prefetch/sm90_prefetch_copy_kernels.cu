@@ -218,12 +218,13 @@ __global__ void __launch_bounds__(256) fp32_grad_reduce_kernel(GradReduceArgs a)
 
 }  // namespace
 
-PrefetchPipeline prefetch_pipeline() {
-  PrefetchPipeline p;
+PrefetchPipeline prefetch_pipeline_from_env() {
+  PrefetchPipeline p{};
   p.chunk_bytes = static_cast<uint32_t>(env::get_int("SYMMOE_PREFETCH_CHUNK_KB")) * 1024;
   p.stages = static_cast<int>(env::get_int("SYMMOE_PREFETCH_STAGES"));
   p.stores_in_flight = static_cast<int>(env::get_int("SYMMOE_PREFETCH_STORES_IN_FLIGHT"));
   p.vector = env::get_string("SYMMOE_PREFETCH_COPY") == "vector" ? 1 : 0;
+  p.early_launch = env::get_bool("SYMMOE_PREFETCH_EARLY_LAUNCH") ? 1 : 0;
   if (p.vector) return p;  // no stages
   SYMMOE_CHECK(uint64_t{p.chunk_bytes} * p.stages <= kPrefetchPipelineBytes, "the prefetch pipeline ",
                "needs SYMMOE_PREFETCH_STAGES (", p.stages, ") x SYMMOE_PREFETCH_CHUNK_KB (",
@@ -251,7 +252,7 @@ runtime::GridLaunch prefetch_copy_config(int device, runtime::SmBudget budget,
   return c;
 }
 
-// NOTE [early prefetch launch]: with SYMMOE_PREFETCH_EARLY_LAUNCH the prefetch is launched as
+// NOTE [early prefetch launch]: with PrefetchPipeline::early_launch the prefetch is launched as
 // a programmatic dependent of the kernel before it on the stream: its blocks may become
 // resident while that kernel finishes (for a previous prefetch: while its last block waits at
 // the end barrier), and wait in griddepcontrol.wait — before any memory access — until it has
@@ -260,7 +261,7 @@ runtime::GridLaunch prefetch_copy_config(int device, runtime::SmBudget budget,
 void launch_prefetch_copy(const PrefetchCopyArgs& args, const runtime::GridLaunch& config,
                           cudaStream_t stream) {
   runtime::launch_kernel(sm90_prefetch_copy_kernel, args, config.grid, config.block, config.smem, true,
-                         stream, "sm90_prefetch_copy_kernel", env::get_bool("SYMMOE_PREFETCH_EARLY_LAUNCH"));
+                         stream, "sm90_prefetch_copy_kernel", args.pipeline.early_launch != 0);
 }
 
 runtime::GridLaunch grad_reduce_config(int device, runtime::SmBudget budget) {

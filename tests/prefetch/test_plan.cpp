@@ -3,9 +3,11 @@
 
 #include <random>
 
+#include "support/env_guard.hpp"
 #include "support/error_text.hpp"
 #include "symmoe/prefetch/expert_pool.hpp"
 #include "symmoe/prefetch/plan.hpp"
+#include "symmoe/prefetch/prefetcher.hpp"
 #include "symmoe/reference/prefetch_reference.hpp"
 
 namespace symmoe::prefetch {
@@ -144,6 +146,42 @@ TEST(PrefetchReference, GradReduceSumsInRankOrderAndClears) {
     EXPECT_EQ(slots[0][gl.slot_at(0) / 4 + i], 0.f);
     EXPECT_EQ(slots[1][gl.slot_at(1) / 4 + i], 0.f);
   }
+}
+
+}  // namespace
+}  // namespace symmoe::prefetch
+
+namespace symmoe::prefetch {
+namespace {
+
+TEST(PrefetchPipeline, DefaultsAndNamedErrorsFromTheEnvironment) {
+  const test::EnvGuard copy("SYMMOE_PREFETCH_COPY", std::nullopt);
+  const test::EnvGuard chunk("SYMMOE_PREFETCH_CHUNK_KB", std::nullopt);
+  const test::EnvGuard stages("SYMMOE_PREFETCH_STAGES", std::nullopt);
+  const test::EnvGuard stores("SYMMOE_PREFETCH_STORES_IN_FLIGHT", std::nullopt);
+  const test::EnvGuard early("SYMMOE_PREFETCH_EARLY_LAUNCH", std::nullopt);
+  const PrefetchPipeline d = prefetch_pipeline_from_env();
+  EXPECT_EQ(d.vector, 1);
+  EXPECT_EQ(d.chunk_bytes, 64u * 1024);
+  EXPECT_EQ(d.early_launch, 1);
+  {
+    const test::EnvGuard bulk("SYMMOE_PREFETCH_COPY", "bulk");
+    const PrefetchPipeline b = prefetch_pipeline_from_env();
+    EXPECT_EQ(b.vector, 0);
+    EXPECT_EQ(b.stages, 3);
+    EXPECT_EQ(b.stores_in_flight, 1);
+    const test::EnvGuard big("SYMMOE_PREFETCH_CHUNK_KB", "128");
+    EXPECT_NE(test::error_text([] { prefetch_pipeline_from_env(); })
+                  .find("SYMMOE_PREFETCH_STAGES (3) x SYMMOE_PREFETCH_CHUNK_KB (128) <= 224 KiB"),
+              std::string::npos);
+    const test::EnvGuard ok_chunk("SYMMOE_PREFETCH_CHUNK_KB", "32");
+    const test::EnvGuard many("SYMMOE_PREFETCH_STORES_IN_FLIGHT", "3");
+    EXPECT_NE(test::error_text([] { prefetch_pipeline_from_env(); })
+                  .find("SYMMOE_PREFETCH_STORES_IN_FLIGHT (3) must be below SYMMOE_PREFETCH_STAGES (3)"),
+              std::string::npos);
+  }
+  const test::EnvGuard plain("SYMMOE_PREFETCH_EARLY_LAUNCH", "0");
+  EXPECT_EQ(prefetch_pipeline_from_env().early_launch, 0);
 }
 
 }  // namespace

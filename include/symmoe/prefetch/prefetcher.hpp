@@ -34,6 +34,18 @@ struct PrefetchOptions {
   bool static_weights = false;
 };
 
+// How the copy kernel moves bytes; read from the environment when a Prefetcher is built
+// (SYMMOE_PREFETCH_COPY / _CHUNK_KB / _STAGES / _STORES_IN_FLIGHT / _EARLY_LAUNCH, named errors
+// for shapes that do not fit). Plain data: it travels in the kernel's arguments.
+struct PrefetchPipeline {
+  uint32_t chunk_bytes;
+  int stages;            // bulk copy: shared-memory stages
+  int stores_in_flight;  // bulk copy: loads ahead = stages - stores_in_flight
+  int vector;            // 1: 16-byte loads/stores by every thread; 0: TMA bulk copies
+  int early_launch;      // 1: programmatic dependent launch (NOTE [early prefetch launch])
+};
+PrefetchPipeline prefetch_pipeline_from_env();
+
 class Prefetcher {
  public:
   // Collective: validates the plan against the pool, checks that every rank holds the same
@@ -56,12 +68,14 @@ class Prefetcher {
   PrefetchMode mode() const { return mode_; }
   // Whether launches meet the other ranks (start and end barriers).
   bool synchronizes() const { return synchronize_; }
+  const PrefetchPipeline& pipeline() const { return pipeline_; }
 
  private:
   const ExpertPool& pool_;
   runtime::DeviceRuntime& rt_;
   PrefetchMode mode_;
   bool synchronize_ = true;
+  PrefetchPipeline pipeline_;
   int num_tasks_ = 0;
   CopyBytes bytes_;
   device::CopyTask* tasks_ = nullptr;  // device array
