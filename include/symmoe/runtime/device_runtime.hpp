@@ -31,6 +31,9 @@ class DeviceRuntime {
   int device() const { return device_; }
   int num_kernels_loaded() const { return num_kernels_; }
   device::StatusBlock* status() const { return status_; }
+  // The grid words of grid_sync and of the split-phase barriers' done count: one launch at a
+  // time uses them, so protocol kernels of one runtime must not overlap (one stream, or
+  // ordered streams); give concurrent streams a runtime each.
   device::GridSyncState* grid_state() const { return grid_; }
 
   // `stream` must be the stream the protocol kernels ran on (never the legacy default stream:
