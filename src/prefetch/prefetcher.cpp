@@ -34,12 +34,11 @@ Prefetcher::~Prefetcher() {
 runtime::GridLaunch Prefetcher::launch(cudaStream_t stream, runtime::SmBudget budget,
                                        double timeout_s, PrefetchTrace* trace) {
   const device::ExpertPoolLayout& layout = pool_.layout();
-  const PrefetchPipeline& pipeline = pipeline_;
-  const uint64_t per_task = (layout.expert_bytes + pipeline.chunk_bytes - 1) / pipeline.chunk_bytes;
+  const uint64_t per_task = (layout.expert_bytes + pipeline_.chunk_bytes - 1) / pipeline_.chunk_bytes;
   const runtime::GridLaunch config = prefetch_copy_config(
-      rt_.device(), budget, pipeline, per_task * static_cast<uint64_t>(num_tasks_));
+      rt_.device(), budget, pipeline_, per_task * static_cast<uint64_t>(num_tasks_));
   PrefetchCopyArgs args{};
-  args.pipeline = pipeline;
+  args.pipeline = pipeline_;
   args.peers = pool_.buffer().peer_table();
   symm::validate_peer_table(args.peers, rt_.device());
   args.layout = layout;

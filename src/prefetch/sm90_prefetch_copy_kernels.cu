@@ -13,8 +13,6 @@
 #include "symmoe/core/device_info.hpp"
 #include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
-#include "symmoe/device/cross_rank_barrier.cuh"
-#include "symmoe/device/grid_sync.cuh"
 #include "symmoe/device/ptx_bulk.cuh"
 #include "symmoe/device/split_barrier.cuh"
 
