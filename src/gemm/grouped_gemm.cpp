@@ -12,6 +12,7 @@ namespace symmoe::gemm {
 namespace {
 
 const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
+  if (tile == GemmTile::kDecode) return sm90::fp8_decode_ops();
   const bool small = tile == GemmTile::kSmallM;
   if (dtype == GemmDtype::kFP8E4M3) return small ? sm90::fp8_small_ops() : sm90::fp8_large_ops();
   return small ? sm90::bf16_small_ops() : sm90::bf16_large_ops();
@@ -23,6 +24,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
   SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM or kSmallM)");
+  if (tile == GemmTile::kDecode) {
+    SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the decode kernel (GemmTile::kDecode) is fp8 only; bf16 decode "
+                 "sizes use kSmallM");
+    return TileChoice{tile, kDecodeMaxM, 128, 128, "fp8 decode, weight streaming, mma.sync"};
+  }
   const bool small = tile == GemmTile::kSmallM;
   if (dtype == GemmDtype::kFP8E4M3) {
     return small ? TileChoice{tile, 64, 128, 128, "fp8 64x128x128 ping-pong"}
@@ -35,6 +41,7 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count) {
   const TileChoice large = describe_tile(dtype, GemmTile::kLargeM);
   const TileChoice small = describe_tile(dtype, GemmTile::kSmallM);
+  if (dtype == GemmDtype::kFP8E4M3 && expected_m <= kDecodeMaxM) return describe_tile(dtype, GemmTile::kDecode);
   if (expected_m <= small.tile_m) return small;
   const int64_t large_tiles = num_experts * ceil_div(std::max(expected_m, 1), large.tile_m) * ceil_div(n, large.tile_n);
   return 2 * large_tiles < sm_count ? small : large;
@@ -81,12 +88,12 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   if (budget.reserved_sms < 0) budget.reserved_sms = 0;
   const runtime::SmPlan plan = runtime::plan_sms(device_sms_, cc_major_, budget);
   TileChoice tile;
+  int expected = o.expected_m;
+  if (expected <= 0) {
+    expected = p.layout == GroupedLayout::kMasked ? p.max_m
+                                                  : static_cast<int>(ceil_div(std::max<int64_t>(p.total_rows, 1), p.num_experts));
+  }
   if (o.tile == GemmTile::kAuto) {
-    int expected = o.expected_m;
-    if (expected <= 0) {
-      expected = p.layout == GroupedLayout::kMasked ? p.max_m
-                                                    : static_cast<int>(ceil_div(std::max<int64_t>(p.total_rows, 1), p.num_experts));
-    }
     tile = choose_tile(p.dtype, expected, p.num_experts, p.n, plan.usable);
   } else {
     tile = describe_tile(p.dtype, o.tile);
@@ -106,6 +113,7 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   src.n = p.n;
   src.k = p.k;
   src.groups = p.num_experts;
+  src.expected_m = expected;
   SYMMOE_CHECK(o.swizzle == 1 || o.swizzle == 2 || o.swizzle == 4 || o.swizzle == 8,
                "GroupedGemmOptions::swizzle = ", o.swizzle, ": 1, 2, 4 or 8");
   const sm90::LaunchSlots slots{arrays_, kernel_workspace_, plan.usable,   rt_->device(),
@@ -124,6 +132,7 @@ void append_grouped_gemm_kernels(std::vector<KernelEntry>& out) {
   for (const GemmDtype d : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
     for (const GemmTile t : {GemmTile::kLargeM, GemmTile::kSmallM}) ops_for(d, t).append_kernels(out);
   }
+  sm90::fp8_decode_ops().append_kernels(out);
 }
 
 }  // namespace symmoe::runtime

@@ -37,6 +37,7 @@
 #include "cutlass/util/packed_stride.hpp"
 #include "symmoe/device/status.cuh"
 #include "symmoe/gemm/grouped_gemm_problem.hpp"
+#include "grouped_gemm_rows.cuh"
 #include "sm90_grouped_gemm_launch.hpp"
 
 namespace symmoe::gemm::sm90 {
@@ -153,35 +154,13 @@ struct GroupArrays {
   }
 };
 
-// Invalid row tables (negative count, count > max_m, a segment leaving the rows) are recorded
-// in the status block (site "grouped_gemm_rows": tag = expert, seen = count, expected = limit)
-// and that group computes nothing, so no launch reads or writes outside the caller's tensors.
+// Invalid row tables give the group 0 rows and are reported (grouped_gemm_rows.cuh).
 template <class Types>
 __global__ void fill_group_arrays(GroupSource src, GroupArrays<Types> arr, device::StatusBlock* status) {
-  const device::WaitContext ctx{status, 0, "grouped_gemm_args"};
   for (int e = threadIdx.x; e < src.groups; e += blockDim.x) {
-    int64_t m = src.counts[e];
-    int64_t row0 = 0;
-    bool ok = m >= 0;
-    int64_t limit = 0;
-    if (src.offsets == nullptr) {
-      row0 = static_cast<int64_t>(e) * src.max_m;
-      limit = src.max_m;
-      ok = ok && m <= src.max_m;
-    } else {
-      row0 = src.offsets[e];
-      limit = src.total_rows;
-      ok = ok && row0 >= 0 && row0 + m <= src.total_rows;
-    }
-    if (!ok) {
-      device::record_failure(ctx, device::StatusCode::kInvalidInput,
-                             device::WaitSite{"grouped_gemm_rows", static_cast<uint32_t>(e), -1,
-                                              src.offsets == nullptr ? -1 : static_cast<int32_t>(row0)},
-                             static_cast<uint64_t>(limit), static_cast<uint64_t>(m));
-      m = 0;
-      row0 = 0;
-    }
-    const int mi = static_cast<int>(m);
+    const GroupRows rows = resolve_group_rows(src, e, status, /*report=*/true, "grouped_gemm_args");
+    const int64_t row0 = rows.row0;
+    const int mi = rows.count;
     const int64_t n = src.n, k = src.k;
     arr.shapes[e] = GroupShape{mi, src.n, src.k};
     arr.a[e] = static_cast<const typename Types::ElementA*>(src.act) + row0 * k;

@@ -26,6 +26,7 @@ struct GroupSource {
   int64_t total_rows;        // contiguous: rows of act / out
   int max_m;                 // masked
   int n, k, groups;
+  int expected_m;            // rows per expert the caller expects (GroupedGemmOptions): sizes the decode kernel
 };
 
 // Device memory a launch of one configuration uses besides the problem's tensors.
@@ -57,6 +58,7 @@ const ConfigOps& fp8_large_ops();   // sm90_grouped_gemm_fp8_large_kernels.cu
 const ConfigOps& fp8_small_ops();   // sm90_grouped_gemm_fp8_small_kernels.cu
 const ConfigOps& bf16_large_ops();  // sm90_grouped_gemm_bf16_large_kernels.cu
 const ConfigOps& bf16_small_ops();  // sm90_grouped_gemm_bf16_small_kernels.cu
+const ConfigOps& fp8_decode_ops();  // sm90_grouped_gemm_fp8_decode_kernels.cu (no CUTLASS)
 
 }  // namespace symmoe::gemm::sm90
 

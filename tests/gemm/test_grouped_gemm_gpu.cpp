@@ -203,19 +203,23 @@ struct Gpu {
   Gpu() : rt(0), gemm(rt, 64) {}
 };
 
-std::vector<uint16_t> run(Gpu& g, const HostCase& c, GemmTile tile, runtime::SmBudget budget = {}) {
+std::vector<uint16_t> run(Gpu& g, const HostCase& c, GemmTile tile, runtime::SmBudget budget = {},
+                          int expected_m = 0) {
   DeviceCase d(c);
   d.poison(g.stream);
   GroupedGemmOptions o;
   o.tile = tile;
   o.budget = budget;
+  o.expected_m = expected_m;
   g.gemm.run(d.problem(c), g.stream, o);
   g.rt.check(g.stream);
   return d.out.download();
 }
 
 const char* name(GemmDtype d) { return d == GemmDtype::kFP8E4M3 ? "fp8" : "bf16"; }
-const char* name(GemmTile t) { return t == GemmTile::kSmallM ? "small-M tile" : "large-M tile"; }
+const char* name(GemmTile t) {
+  return t == GemmTile::kSmallM ? "small-M tile" : t == GemmTile::kDecode ? "decode kernel" : "large-M tile";
+}
 const char* name(GroupedLayout l) { return l == GroupedLayout::kMasked ? "masked" : "contiguous"; }
 
 TEST(GroupedGemmGpu, EveryDtypeTileAndLayoutMatchesTheReference) {
@@ -224,7 +228,8 @@ TEST(GroupedGemmGpu, EveryDtypeTileAndLayoutMatchesTheReference) {
   uint64_t seed = 1;
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
-      for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM}) {
+      for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode}) {
+        if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
         // N = 384: an odd number of 128-wide tiles (clusters of 2 along N get a partial pair);
         // up to 200 rows per expert: partial M tiles of both families.
         const HostCase c = make_case(dtype, layout, 5, 384, 512, 200, /*integers=*/false, seed++);
@@ -239,11 +244,34 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
-    for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM}) {
+    for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode}) {
+      if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
       const HostCase c = make_case(dtype, GroupedLayout::kContiguous, 7, 256, 1024, 150, /*integers=*/true, 40);
       expect_matches(c, run(g, c, tile), true, std::string("integers ") + name(dtype) + " " + name(tile));
     }
   }
+}
+
+// The decode kernel sizes its pass (8, 16, 32 or 64 rows) from expected_m and makes further
+// passes over the weights for larger experts: every pass width against counts below, at and
+// above it, both layouts, K not a multiple of the kernel's K-block pipeline depth.
+TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  uint64_t seed = 300;
+  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+    for (const int expected : {8, 16, 32, 64}) {
+      for (const int max_count : {expected - 3, expected + 5}) {
+        const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 640, max_count, false, seed++);
+        const std::string what = std::string("decode ") + name(layout) + " expected_m " + std::to_string(expected) +
+                                 " max rows " + std::to_string(max_count);
+        expect_matches(c, run(g, c, GemmTile::kDecode, {}, expected), false, what);
+      }
+    }
+  }
+  const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 5, 384, 896, 24, true, 41);
+  expect_matches(exact, run(g, exact, GemmTile::kDecode, runtime::SmBudget{3, 0}, 24), true,
+                 "decode integers on 3 SMs");
 }
 
 TEST(GroupedGemmGpu, SmBudgetAndGraphReplayGiveTheSameBits) {

@@ -10,8 +10,10 @@ namespace symmoe::gemm {
 namespace {
 
 TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTiles) {
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 132).tile, GemmTile::kSmallM);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 32, 4096, 132).tile, GemmTile::kSmallM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 132).tile, GemmTile::kDecode);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 7168, 132).tile, GemmTile::kDecode);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 65, 32, 4096, 132).tile, GemmTile::kLargeM);
+  EXPECT_EQ(choose_tile(GemmDtype::kBF16, 64, 32, 4096, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 8, 4096, 132).tile, GemmTile::kLargeM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 256, 32, 4096, 132).tile, GemmTile::kLargeM);
   // 2 experts x 1 x 2 large tiles = 4 tiles for 132 SMs: the small tile spreads further.
@@ -23,6 +25,9 @@ TEST(GroupedGemm, TileDescriptionsNameTheirShape) {
             "fp8 128x128x128 cooperative, cluster 1x2");
   EXPECT_EQ(describe_tile(GemmDtype::kBF16, GemmTile::kSmallM).tile_m, 64);
   EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kAuto); }).find("concrete tile"),
+            std::string::npos);
+  EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kDecode).tile_m, kDecodeMaxM);
+  EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kDecode); }).find("fp8 only"),
             std::string::npos);
 }
 

@@ -85,8 +85,12 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     SYMMOE_CHECK(layout == "contiguous" || layout == "masked", "--layout '", layout, "': contiguous or masked");
     o->layout = layout == "masked" ? GroupedLayout::kMasked : GroupedLayout::kContiguous;
     const std::string tile = args.get("tile").value_or("auto");
-    SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small", "--tile '", tile, "': auto, large or small");
-    o->tile = tile == "large" ? gemm::GemmTile::kLargeM : tile == "small" ? gemm::GemmTile::kSmallM : gemm::GemmTile::kAuto;
+    SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small" || tile == "decode", "--tile '", tile,
+                 "': auto, large, small or decode (fp8)");
+    o->tile = tile == "large"    ? gemm::GemmTile::kLargeM
+              : tile == "small"  ? gemm::GemmTile::kSmallM
+              : tile == "decode" ? gemm::GemmTile::kDecode
+                                 : gemm::GemmTile::kAuto;
     const std::string raster = args.get("raster").value_or("m");
     SYMMOE_CHECK(raster == "m" || raster == "n", "--raster '", raster, "': m or n");
     o->raster = raster == "n" ? gemm::GemmRaster::kAlongN : gemm::GemmRaster::kAlongM;
@@ -101,7 +105,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     std::fprintf(stderr,
                  "symmoe bench gemm: %s\nusage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] "
                  "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
-                 "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small] [--raster m|n] "
+                 "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode] [--raster m|n] "
                  "[--swizzle 1|2|4|8] [--reps 20] "
                  "[--sms N] [--no-baseline] [--dry-run] [--json FILE]\n",
                  e.what());
@@ -255,6 +259,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     p.counts = counts.as<int32_t>();
     p.out = out.p;
     go.expected_m = c.m;
+    go.tile = o.tile == gemm::GemmTile::kDecode && !fp8 ? gemm::GemmTile::kSmallM : o.tile;  // decode is fp8 only
     gemm::TileChoice tile;
     const double us = time_graph_us(stream, o.reps, [&] { tile = gg.run(p, stream, go); });
     rt.check(stream);
@@ -282,7 +287,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     const double wt = c.weight_bytes() / (us * 1e-6) / 1e9 / d2d;
     const double dense_tflops = dense_us > 0 ? c.flops() / (dense_us * 1e-6) / 1e12 : 0;
     char tile_text[16];
-    std::snprintf(tile_text, sizeof(tile_text), "%dx%d", tile.tile_m, tile.tile_n);
+    if (tile.tile == gemm::GemmTile::kDecode) {
+      std::snprintf(tile_text, sizeof(tile_text), "decode");
+    } else {
+      std::snprintf(tile_text, sizeof(tile_text), "%dx%d", tile.tile_m, tile.tile_n);
+    }
     std::printf("  %-8s %5s %4d %5d %6d %6d %-9s %9.1f %8.1f %8.0f %5.1f%% %9.1f %8.1f %6.2fx %9.1f %6.2fx\n",
                 c.op.c_str(), fp8 ? "fp8" : "bf16", c.experts, c.m, c.n, c.k, tile_text, us, tflops, hbm, 100 * wt,
                 dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,

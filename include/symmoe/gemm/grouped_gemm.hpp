@@ -12,11 +12,13 @@
 
 namespace symmoe::gemm {
 
-// CTA tile families. kLargeM: 128-row tiles, two consumer warpgroups per tile, clusters of 2
+// Kernel families. kLargeM: 128-row tiles, two consumer warpgroups per tile, clusters of 2
 // along N sharing the activation tile (fp8 128x128x128, bf16 128x256x64). kSmallM: 64-row
-// tiles, ping-pong consumer warpgroups, no cluster (fp8 64x128x128, bf16 64x128x64): decode
-// sizes, where the weights dominate the bytes and 128-row tiles would be mostly padding.
-enum class GemmTile { kAuto, kLargeM, kSmallM };
+// tiles, ping-pong consumer warpgroups, no cluster (fp8 64x128x128, bf16 64x128x64): sizes
+// where 128-row tiles would be mostly padding. kDecode (fp8 only): our weight-streaming kernel
+// for a few to 64 rows per expert (mma.sync fragments loaded straight from global memory, no
+// argument builder; NOTE [fp8 decode kernel]): up to 64 rows per pass over the weights.
+enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode };
 
 struct TileChoice {
   GemmTile tile = GemmTile::kLargeM;
@@ -25,8 +27,10 @@ struct TileChoice {
 };
 
 // The heuristic: expected_m = rows per expert the caller expects (the row tables live on the
-// device, so the host does not know them). kSmallM when expected_m <= 64, or when 128-row
-// tiles would leave more than half of `sm_count` SMs without a tile.
+// device, so the host does not know them). fp8: kDecode when expected_m <= kDecodeMaxM.
+// Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
+// `sm_count` SMs without a tile; else kLargeM.
+inline constexpr int kDecodeMaxM = 64;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Grouped GEMM decode-size runs on prebuilt binaries (carry build/release): the GPU GEMM tests,
+# then fp8 at M = 8..64 per expert with our decode kernel against CUTLASS's small-M tile, both
+# layouts (same process: the d2d copy rate of each run is the Wt% reference).
+# Output: $OUT/gemm_decode.log (+ JSON).
+export PATH=/usr/local/cuda/bin:$PATH
+cd "$(dirname "$0")/../../build/release"
+B=tools/symmoe
+{
+  echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+  timeout 300 tests/test_gemm_gpu 2>&1 | grep -E "^\[  (PASSED|FAILED) |^\[==========\]|Failure|error|got" | head -40
+  for layout in contiguous masked; do
+    for t in ${TILES:-decode small}; do
+      echo "== $layout tile $t"
+      timeout 120 $B bench gemm --dtype fp8 --tile $t --layout $layout --experts 8,32 --m ${MS:-8,16,32,64} \
+        --reps 10 --no-baseline --json $OUT/gemm_decode_${layout}_$t.json 2>&1 | grep -E "^  (gate_up|down) |d2d|rror"
+    done
+  done
+} 2>&1 | tee $OUT/gemm_decode.log
