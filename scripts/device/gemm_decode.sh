@@ -9,6 +9,7 @@ B=tools/symmoe
 {
   echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+  [ -n "${SASS:-}" ] && cuobjdump --dump-sass $B 2>/dev/null | grep -oE "(HMMA|QMMA|IMMA|F2FP|HGMMA|QGMMA)[.A-Z0-9_]*" | sort | uniq -c
   timeout 300 tests/test_gemm_gpu 2>&1 | grep -E "^\[  (PASSED|FAILED) |^\[==========\]|Failure|error|got" | head -40
   for layout in contiguous masked; do
     for t in ${TILES:-decode small}; do
