@@ -27,7 +27,7 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
   if (tile == GemmTile::kDecode) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the decode kernel (GemmTile::kDecode) is fp8 only; bf16 decode "
                  "sizes use kSmallM");
-    return TileChoice{tile, kDecodeMaxM, 128, 128, "fp8 decode, weight streaming, mma.sync"};
+    return TileChoice{tile, kDecodeMaxM, 128, 128, "fp8 decode 8x128x128, weight streaming, mma.sync"};
   }
   const bool small = tile == GemmTile::kSmallM;
   if (dtype == GemmDtype::kFP8E4M3) {

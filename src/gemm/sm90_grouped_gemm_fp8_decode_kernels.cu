@@ -7,7 +7,10 @@
 // The kernel keeps the stream going from the first cycle to the last:
 //  - no argument builder, no tile scheduler: a unit is (expert, 16 * kWarps weight rows); CTAs
 //    take units in turn (grid stride), units of one expert next to each other so its activation
-//    rows stay in L2; an expert with 0 rows costs one read of its count;
+//    rows stay in L2; an expert with 0 rows costs one read of its count; the grid is sized so
+//    that every CTA gets the same number of units, give or take one;
+//  - each warp's load cursor runs kDepth K blocks ahead of its compute cursor across pass and
+//    unit boundaries, so a CTA's stream does not drain between units;
 //  - each warp owns 16 weight rows and streams them from global memory straight into mma.sync
 //    fragments, kDepth 128-wide K blocks ahead (ld.global.nc without L1 allocation); the
 //    activation fragments come through L1, shared by the CTA's warps;
@@ -20,8 +23,12 @@
 //  - fp32 promotion per 128-wide K block: the block's 4 mmas accumulate from zero, then
 //    acc += part * (weight scale of the 128-row block * activation scale of the row);
 //  - rows of an expert beyond 8 * kTokenTiles are done in further passes over its weights
-//    (correct for any count; the heuristic sizes kTokenTiles so that one pass is the rule).
-// Measured against the CUTLASS small-M tile in `symmoe bench gemm --tile small|decode`.
+//    (correct for any count; kTokenTiles follows the rows the caller expects, up to 4).
+// Why only up to 8 rows per expert by default (choose_tile): on SM90, mma.sync with e4m3
+// operands is not a native tensor-core op — ptxas unpacks both operands to f16 (F2FP) and
+// issues HMMA.16816 — which caps this kernel near 130 TFLOPS: at 8 rows the weight stream
+// still dominates (86-93 % of the copy rate on 235-940 MB of weights against CUTLASS's 78-92 %),
+// from 16 rows on the wgmma tiles win. Measured in `symmoe bench gemm --tile decode|small`.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
@@ -65,8 +72,8 @@ SYMMOE_DEVICE void load_weights(WeightFrag& f, const uint8_t* row_g, int64_t k, 
 
 SYMMOE_DEVICE uint32_t word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-// Where a warp is in its sequence of K blocks: unit u (expert e, weight rows n0..n0+15), pass c0
-// (rows c0 .. c0 + 8 * kTokenTiles - 1 of the expert), step s (K block warp + s * kWarps).
+// Where a warp is in its sequence of K blocks: unit u (expert e; the warp's weight rows
+// n0..n0+15), pass c0 (rows c0 .. c0 + 8 * kTokenTiles - 1 of the expert), K block s.
 struct DecodePos {
   int64_t u;
   const uint8_t* wrow;  // weights of row n0 + g, bytes from 32t: K block kb at + kb * 128
@@ -78,13 +85,11 @@ struct DecodePos {
 template <int kTokenTiles, int kWarps, int kDepth>
 __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kernel(GroupSource src,
                                                                                    device::StatusBlock* status) {
-  __shared__ float partial[kWarps - 1][kTokenTiles * 4][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int64_t k = src.k;
   const int kblocks = src.k / kKBlock;
-  const int steps = (kblocks + kWarps - 1) / kWarps;  // the same for every warp: passes end together
-  const int row_blocks = src.n / 16;
+  const int row_blocks = src.n / (16 * kWarps);
   const int64_t units = static_cast<int64_t>(row_blocks) * src.groups;
   const auto* act = static_cast<const uint8_t*>(src.act);
   const auto* weights = static_cast<const uint8_t*>(src.weights);
@@ -100,7 +105,7 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
       if (rows.count == 0) continue;
       p.u = u;
       p.e = e;
-      p.n0 = rb * 16;
+      p.n0 = (rb * kWarps + warp) * 16;
       p.row0 = rows.row0;
       p.count = rows.count;
       p.c0 = 0;
@@ -112,7 +117,7 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
     p.u = units;
   };
   auto advance = [&](DecodePos& p, bool report) {
-    if (++p.s < steps) return;
+    if (++p.s < kblocks) return;
     p.s = 0;
     p.c0 += 8 * kTokenTiles;
     if (p.c0 < p.count) return;
@@ -126,8 +131,7 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
 #pragma unroll
   for (int d = 0; d < kDepth; ++d) {
     if (ld.u < units) {
-      const int kb = warp + ld.s * kWarps;
-      if (kb < kblocks) load_weights(wf[d], ld.wrow, k, kb);
+      load_weights(wf[d], ld.wrow, k, ld.s);
       advance(ld, false);
     }
   }
@@ -135,12 +139,12 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
 #pragma unroll
   for (int j = 0; j < kTokenTiles; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
 
-  while (cp.u < units) {  // uniform over the CTA: every warp walks the same (unit, pass, step) sequence
+  while (cp.u < units) {
 #pragma unroll
     for (int d = 0; d < kDepth; ++d) {
       if (cp.u >= units) break;
-      const int kb = warp + cp.s * kWarps;
-      if (kb < kblocks) {
+      const int kb = cp.s;
+      {
         // Rows c0 + 8j + g (fragments) and c0 + 8j + 2t + h (scales); rows past the count are
         // not read (zero fragments and scales) and not stored.
         const int live = cp.count - cp.c0;
@@ -187,43 +191,25 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
           acc[j][3] += part[j][3] * scale[j][1];
         }
       }
-      if (ld.u < units) {  // refill the slot just consumed
-        const int lkb = warp + ld.s * kWarps;
-        if (lkb < kblocks) load_weights(wf[d], ld.wrow, k, lkb);
+      if (ld.u < units) {  // refill the slot just consumed: the stream runs on across units
+        load_weights(wf[d], ld.wrow, k, ld.s);
         advance(ld, false);
       }
-      if (cp.s == steps - 1) {
-        // End of a pass: the warps' partial sums (disjoint K blocks) meet in warp 0, which stores.
-        // acc[j]: rows n0 + g (0, 1) and n0 + g + 8 (2, 3); rows c0 + 8j + 2t (0, 2) and + 1 (1, 3).
-        if (warp > 0) {
+      if (cp.s == kblocks - 1) {
+        // End of a pass. acc[j]: rows n0 + g (0, 1) and n0 + g + 8 (2, 3) of W; rows c0 + 8j + 2t
+        // (0, 2) and + 1 (1, 3) of the expert.
 #pragma unroll
-          for (int j = 0; j < kTokenTiles; ++j) {
+        for (int j = 0; j < kTokenTiles; ++j) {
 #pragma unroll
-            for (int c = 0; c < 4; ++c) partial[warp - 1][4 * j + c][lane] = acc[j][c];
+          for (int h = 0; h < 2; ++h) {
+            const int tok = cp.c0 + 8 * j + 2 * t + h;
+            if (tok >= cp.count) continue;
+            __nv_bfloat16* o = out + (cp.row0 + tok) * src.n + cp.n0 + g;
+            o[0] = __float2bfloat16_rn(acc[j][h]);
+            o[8] = __float2bfloat16_rn(acc[j][2 + h]);
           }
+          acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
         }
-        __syncthreads();
-        if (warp == 0) {
-#pragma unroll
-          for (int j = 0; j < kTokenTiles; ++j) {
-#pragma unroll
-            for (int c = 0; c < 4; ++c) {
-#pragma unroll
-              for (int w = 0; w < kWarps - 1; ++w) acc[j][c] += partial[w][4 * j + c][lane];
-            }
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int tok = cp.c0 + 8 * j + 2 * t + h;
-              if (tok >= cp.count) continue;
-              __nv_bfloat16* o = out + (cp.row0 + tok) * src.n + cp.n0 + g;
-              o[0] = __float2bfloat16_rn(acc[j][h]);
-              o[8] = __float2bfloat16_rn(acc[j][2 + h]);
-            }
-          }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < kTokenTiles; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
       }
       advance(cp, true);
     }
@@ -231,10 +217,14 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
 }
 
 // kTokenTiles (8 rows each) for the rows per expert the caller expects; more rows take more
-// passes. kWarps split each unit's K blocks; kDepth K blocks per warp in flight.
+// passes. A unit is 16 * kWarps weight rows (the warps share the activation rows through L1);
+// kDepth K blocks per warp in flight.
 template <int kTokenTiles>
 struct DecodeShape {
-  static constexpr int kWarps = 4;
+  // Measured on the H200 at M = 8 (node to node): 8 warps x 4 K blocks beat 4 x 4 (1-3 points),
+  // 4 x 8 (registers: 10-20 points lower), units of 16 rows dealt to warps (1-5 points lower on
+  // down) and K split across the warps of a CTA (reduced through shared memory: 6-8 lower).
+  static constexpr int kWarps = 8;
   static constexpr int kDepth = 4;
   static constexpr auto kernel = &sm90_grouped_gemm_fp8_decode_kernel<kTokenTiles, kWarps, kDepth>;
   static int ctas_per_sm() {
@@ -251,7 +241,7 @@ struct DecodeShape {
   // As many CTAs as fit in the SM budget, then as few as keep the most loaded CTA at the same
   // number of units (every CTA gets that number or one less: no CTA streams alone at the end).
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-    const int64_t units = static_cast<int64_t>(src.n / 16) * src.groups;
+    const int64_t units = static_cast<int64_t>(src.n / (16 * kWarps)) * src.groups;
     const int64_t fit = std::max<int64_t>(static_cast<int64_t>(slots.sm_count) * ctas_per_sm(), 1);
     const int64_t per_cta = (units + fit - 1) / fit;
     const int64_t grid = std::max<int64_t>((units + per_cta - 1) / per_cta, 1);

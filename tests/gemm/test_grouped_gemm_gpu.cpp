@@ -272,6 +272,20 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
   const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 5, 384, 896, 24, true, 41);
   expect_matches(exact, run(g, exact, GemmTile::kDecode, runtime::SmBudget{3, 0}, 24), true,
                  "decode integers on 3 SMs");
+
+  // An invalid count is reported naming the expert; the other experts are computed.
+  HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 4, 256, 256, 8, false, 42);
+  bad.counts[2] = -1;
+  DeviceCase d(bad);
+  d.poison(g.stream);
+  GroupedGemmOptions o;
+  o.tile = GemmTile::kDecode;
+  g.gemm.run(d.problem(bad), g.stream, o);
+  const auto failure = g.rt.take_failure(g.stream);
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(failure->find("grouped GEMM: expert 2 has counts = -1"), std::string::npos) << *failure;
+  bad.counts[2] = 0;
+  expect_matches(bad, d.out.download(), false, "decode: valid experts next to an invalid one");
 }
 
 TEST(GroupedGemmGpu, SmBudgetAndGraphReplayGiveTheSameBits) {

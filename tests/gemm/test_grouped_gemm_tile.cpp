@@ -11,7 +11,9 @@ namespace {
 
 TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTiles) {
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 132).tile, GemmTile::kDecode);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 7168, 132).tile, GemmTile::kDecode);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 8, 7168, 132).tile, GemmTile::kDecode);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 9, 32, 4096, 132).tile, GemmTile::kSmallM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 7168, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 65, 32, 4096, 132).tile, GemmTile::kLargeM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 64, 32, 4096, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 8, 4096, 132).tile, GemmTile::kLargeM);

@@ -16,8 +16,8 @@ namespace symmoe::gemm {
 // along N sharing the activation tile (fp8 128x128x128, bf16 128x256x64). kSmallM: 64-row
 // tiles, ping-pong consumer warpgroups, no cluster (fp8 64x128x128, bf16 64x128x64): sizes
 // where 128-row tiles would be mostly padding. kDecode (fp8 only): our weight-streaming kernel
-// for a few to 64 rows per expert (mma.sync fragments loaded straight from global memory, no
-// argument builder; NOTE [fp8 decode kernel]): up to 64 rows per pass over the weights.
+// for up to 8 rows per expert (mma.sync fragments loaded straight from global memory, no
+// argument builder; NOTE [fp8 decode kernel]); correct for any count, in passes of up to 32.
 enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode };
 
 struct TileChoice {
@@ -30,7 +30,7 @@ struct TileChoice {
 // device, so the host does not know them). fp8: kDecode when expected_m <= kDecodeMaxM.
 // Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
 // `sm_count` SMs without a tile; else kLargeM.
-inline constexpr int kDecodeMaxM = 64;
+inline constexpr int kDecodeMaxM = 8;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
