@@ -59,7 +59,7 @@ if [ $quick = 0 ]; then
            "prefetch --ranks 4 --static-weights" "grad-reduce --ranks 4" \
            "dispatch --ranks 8" "combine --ranks 8 --model qwen3-moe" \
            "dispatch --ranks 8 --payload fp8 --routing uniform --tokens 128,4096" \
-           "gemm" "gemm --layout masked --m 8,64 --experts 32"; do
+           "gemm --reps 10" "gemm --layout masked --m 8,16,64 --experts 8,32 --dtype fp8 --reps 10"; do
     name=$(echo "$b" | tr -s ' ,-' '_' | sed -E 's/_ranks_[0-9]+(_[0-9]+)*/_/; s/__+/_/g; s/_$//')
     step "bench $b"
     timeout 150 "$bin" bench $b --json "$OUT/json/bench_$name.json" 2>&1 | tee -a "$OUT/bench.log"

@@ -19,7 +19,10 @@
 //   Bytes   = act E*M*K*b + weights E*N*K*b + out E*M*N*2 (+ fp8 scales E*M*K/128*4 and
 //             E*N*K/128^2*4), b = 1 (fp8) or 2 (bf16): each operand read once, out written once
 //   HBM GB/s = Bytes / time; Wt% = weight bytes / time as a fraction of the same-run d2d copy
-//   rate (the decode-size criterion: weights dominate when M is small).
+//   rate of 1 GiB (the decode-size criterion: weights dominate when M is small). Copy% = the
+//   same against a d2d copy of the weight bytes themselves, timed like the GEMM (10 per graph):
+//   what a kernel that only moves those bytes reaches at this size (launch, ramp and tail
+//   included), so Wt% / Copy% separates the size's fixed costs from the GEMM's own.
 //   Dense baseline: act [E*M, K] x one [N, K] weight matrix: the same FLOPs, E times fewer
 //   weight bytes, per-tensor scales (no block-scale promotion): an upper bound for fp8.
 #include <algorithm>
@@ -232,9 +235,9 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
   go.raster = o.raster;
   go.swizzle = o.swizzle;
 
-  std::printf("  %-8s %5s %4s %5s %6s %6s %-9s %9s %8s %8s %6s %8s %9s %8s %7s %9s %7s\n", "Op", "dtype", "E", "M",
-              "N", "K", "tile", "time(us)", "TFLOPS", "HBM GB/s", "Wt%", "1/graph", "Dense(us)", "TFLOPS", "vsDense",
-              "Loop(us)", "vsLoop");
+  std::printf("  %-8s %5s %4s %5s %6s %6s %-9s %9s %8s %8s %6s %6s %8s %9s %8s %7s %9s %7s\n", "Op", "dtype", "E",
+              "M", "N", "K", "tile", "time(us)", "TFLOPS", "HBM GB/s", "Wt%", "Copy%", "1/graph", "Dense(us)", "TFLOPS",
+              "vsDense", "Loop(us)", "vsLoop");
   for (const Case& c : all) {
     const bool fp8 = c.dtype == GemmDtype::kFP8E4M3;
     const size_t rows = static_cast<size_t>(c.experts) * c.m;
@@ -283,6 +286,17 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         },
         o.per_graph);
     const double us_one = o.per_graph > 1 ? time_graph_us(stream, o.reps, [&](int) { gg.run(p, stream, go); }) : us;
+    double copy_frac = 0;  // weight bytes / time vs a same-size d2d copy (read + write bytes / time)
+    if (o.per_graph > 1) {
+      const double copy_us = time_graph_us(
+          stream, o.reps,
+          [&](int i) {
+            SYMMOE_CUDA_CHECK(cudaMemcpyAsync(i % 2 == 0 ? w2.p : w.p, i % 2 == 0 ? w.p : w2.p, w_bytes,
+                                              cudaMemcpyDeviceToDevice, stream));
+          },
+          o.per_graph);
+      copy_frac = (c.weight_bytes() / us) / (2.0 * c.weight_bytes() / copy_us);
+    }
     rt.check(stream);
     // A baseline cuBLASLt refuses (e.g. an fp8 shape it has no kernel for) shows as n/a.
     double dense_us = 0, loop_us = 0;
@@ -318,9 +332,10 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     } else {
       std::snprintf(tile_text, sizeof(tile_text), "%dx%d", tile.tile_m, tile.tile_n);
     }
-    std::printf("  %-8s %5s %4d %5d %6d %6d %-9s %9.1f %8.1f %8.0f %5.1f%% %8.1f %9.1f %8.1f %6.2fx %9.1f %6.2fx\n",
-                c.op.c_str(), fp8 ? "fp8" : "bf16", c.experts, c.m, c.n, c.k, tile_text, us, tflops, hbm, 100 * wt,
-                us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
+    std::printf(
+        "  %-8s %5s %4d %5d %6d %6d %-9s %9.1f %8.1f %8.0f %5.1f%% %5.1f%% %8.1f %9.1f %8.1f %6.2fx %9.1f %6.2fx\n",
+        c.op.c_str(), fp8 ? "fp8" : "bf16", c.experts, c.m, c.n, c.k, tile_text, us, tflops, hbm, 100 * wt,
+        100 * copy_frac, us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
                 loop_us > 0 ? loop_us / us : 0.0);
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
     std::fflush(stdout);
@@ -330,6 +345,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     report.record(key + " tflops", tflops, "TFLOPS");
     report.record(key + " hbm_gbps", hbm, "GB/s");
     report.record(key + " weight_fraction_of_d2d", wt);
+    if (copy_frac > 0) report.record(key + " weight_fraction_of_same_size_copy", copy_frac);
     report.record(key + " tile_m", tile.tile_m);
     report.record(key + " tile_n", tile.tile_n);
     if (dense_us > 0) {
