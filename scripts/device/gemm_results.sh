@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The grouped GEMM's GPU tests and result benchmarks on prebuilt binaries (carry
+# build/release/tools/symmoe and build/release/tests/test_gemm_gpu): the two `bench gemm` runs of
+# run_all.sh, then decode sizes per kernel family (--tile decode | small). Output in $OUT:
+# test_gemm_gpu.log, gemm_bench_h200.log, gemm_h200.json, gemm_masked_h200.json.
+export PATH=/usr/local/cuda/bin:$PATH
+cd "$(dirname "$0")/../../build/release"
+B=tools/symmoe
+status=0
+timeout 300 tests/test_gemm_gpu >$OUT/test_gemm_gpu.log 2>&1 || status=1
+grep -E "^\[  (PASSED|FAILED) |Failure" $OUT/test_gemm_gpu.log | head -20
+{
+  echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv,noheader
+  timeout 240 $B bench gemm --reps 10 --json $OUT/gemm_h200.json || status=1
+  timeout 120 $B bench gemm --layout masked --m 8,16,64 --experts 8,32 --dtype fp8 --reps 10 \
+    --json $OUT/gemm_masked_h200.json || status=1
+  for t in decode small; do
+    echo "== fp8 decode sizes, contiguous, --tile $t"
+    timeout 120 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 8,16,32 --reps 10 --no-baseline 2>&1 |
+      grep -E "^  (gate_up|down) |d2d"
+  done
+} 2>&1 | tee $OUT/gemm_bench_h200.log
+exit $status
