@@ -40,6 +40,7 @@
 
 #include "grouped_gemm_rows.cuh"
 #include "sm90_grouped_gemm_launch.hpp"
+#include "symmoe/device/fp8_f16_unpack.cuh"
 #include "symmoe/device/ptx.cuh"
 
 namespace symmoe::gemm::sm90 {
@@ -62,23 +63,12 @@ SYMMOE_DEVICE void mma_f16_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint
 // unpacks each operand once itself and splits the work between two pipes. Both give the f16x2
 // pairs (b0, b1) and (b2, b3) of a word [b3 b2 b1 b0], so A and B agree on the order of k:
 //  - activations: cvt.rn.f16x2.e4m3x2 (F2FP), exact values;
-//  - weights: integer ops only (PRMT, shifts, LOP3): an e4m3 code's sign, exponent and mantissa
-//    bits placed in f16's fields read as the same value times 2^-8 (f16's exponent bias is 15,
-//    e4m3's 7; subnormals map to subnormals exactly; the NaN code 0x7F is not a valid input).
-//    The promotion multiplies by 2^8 again (kWeightUnscale).
-constexpr float kWeightUnscale = 256.f;
-
+//  - weights: integer ops only (device::e4m3x4_to_f16x2_scaled: PRMT, shifts, LOP3), exact
+//    values times 2^-8, undone in the promotion (kE4m3AsF16Unscale).
 SYMMOE_DEVICE uint32_t e4m3x2_to_f16x2(uint32_t pair) {
   uint32_t out;
   asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(out) : "h"(static_cast<uint16_t>(pair)));
   return out;
-}
-
-// (b0, b1) -> lo, (b2, b3) -> hi, each value times 2^-8.
-SYMMOE_DEVICE void e4m3x4_to_f16x2_scaled(uint32_t w, uint32_t& lo, uint32_t& hi) {
-  const uint32_t x = __byte_perm(w, 0, 0x3120);  // bytes [b3 b1 b2 b0]: b0, b1 at bytes 0, 2; b2, b3 at 1, 3
-  lo = ((x << 7) & 0x3F803F80u) | ((x << 8) & 0x80008000u);
-  hi = ((x >> 1) & 0x3F803F80u) | (x & 0x80008000u);
 }
 
 // One K block of a warp's 16 weight rows: q[0], q[1] = bytes [32t, 32t + 32) of row g;
@@ -185,7 +175,7 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
             aq[j][1] = __ldg(p + 1);
           }
         }
-        const float sw = kWeightUnscale * __ldg(cp.wscale + kb);
+        const float sw = device::kE4m3AsF16Unscale * __ldg(cp.wscale + kb);
         float scale[kTokenTiles][2];
 #pragma unroll
         for (int j = 0; j < kTokenTiles; ++j) {
@@ -202,8 +192,8 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
         uint32_t a_lo[16], a_hi[16];  // rows g and g + 8 of W
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
-          e4m3x4_to_f16x2_scaled(word(wf[d].q[q >> 2], q & 3), a_lo[2 * q], a_lo[2 * q + 1]);
-          e4m3x4_to_f16x2_scaled(word(wf[d].q[2 + (q >> 2)], q & 3), a_hi[2 * q], a_hi[2 * q + 1]);
+          device::e4m3x4_to_f16x2_scaled(word(wf[d].q[q >> 2], q & 3), a_lo[2 * q], a_lo[2 * q + 1]);
+          device::e4m3x4_to_f16x2_scaled(word(wf[d].q[2 + (q >> 2)], q & 3), a_hi[2 * q], a_hi[2 * q + 1]);
         }
 #pragma unroll
         for (int j = 0; j < kTokenTiles; ++j) {
