@@ -14,22 +14,25 @@
 //  - each warp owns 16 weight rows and streams them from global memory straight into mma.sync
 //    fragments, kDepth 128-wide K blocks ahead (ld.global.nc without L1 allocation); the
 //    activation fragments come through L1, shared by the CTA's warps;
-//  - K permutation: m16n8k16 (f16) fragments give thread (g = lane / 4, t = lane % 4) the
-//    k-slots 2t, 2t+1, 2t+8, 2t+9 of rows g and g+8 of A and of column g of B. The dot product
-//    does not depend on the order of k, so the q-th mma of a 128-wide K block maps those slots
-//    to k = 32t + 4q + (0, 1, 2, 3), for both operands: thread (g, t) then needs bytes
-//    [32t, 32t + 32) of each of its rows — two 16-byte loads per row and operand, no shuffles,
-//    no ldmatrix, no shared memory; the fp8 codes become f16 in registers (NOTE [fp8 to f16 in
-//    two pipes]);
-//  - fp32 promotion per 128-wide K block: the block's 8 mmas accumulate from zero, then
+//  - K permutation: m16n8k32's fragments give thread (g = lane / 4, t = lane % 4) the k-slots
+//    4t..4t+3 and 16+4t..16+4t+3 of rows g and g+8 of A and of column g of B. The dot product
+//    does not depend on the order of k, so the i-th mma of a 128-wide K block maps k-slot
+//    4t + j to k = 32t + 8i + j and 16 + 4t + j to k = 32t + 8i + 4 + j, for both operands:
+//    thread (g, t) then needs bytes [32t, 32t + 32) of each of its rows — two 16-byte loads
+//    per row and operand, no shuffles, no ldmatrix;
+//  - fp32 promotion per 128-wide K block: the block's 4 mmas accumulate from zero, then
 //    acc += part * (weight scale of the 128-row block * activation scale of the row);
 //  - rows of an expert beyond 8 * kTokenTiles are done in further passes over its weights
 //    (correct for any count; kTokenTiles follows the rows the caller expects, up to 4).
-// Why only up to 8 rows per expert by default (choose_tile): SM90's tensor cores take fp8 only
-// through wgmma; on the mma.sync path every fp8 operand must first become f16 in registers,
-// which caps this kernel's math rate (~130 TFLOPS when ptxas did the unpacking, more with the
-// split of NOTE [fp8 to f16 in two pipes]) — at 8 rows the weight stream dominates, from 16
-// rows on the wgmma tiles win. Measured in `symmoe bench gemm --tile decode|small`.
+// Where it is used (choose_tile): up to 8 rows per expert, and only where CUTLASS's 64x128 tiles
+// would take fewer than 4 waves. On SM90, mma.sync with e4m3 operands is not a native
+// tensor-core op — ptxas unpacks both operands to f16 (F2FP, a quarter-rate pipe) and issues
+// HMMA.16816 — which caps this kernel near 130 TFLOPS and makes it sensitive to the SM clock:
+// at 8 rows it leads where CUTLASS's fixed costs and wave quantization dominate (8 experts:
+// 86 vs 80 % of the copy rate on gate/up, 74 vs 62 % on down), is level at 32 experts (cool
+// GPU) and falls behind on a GPU hot from large GEMMs (80 vs 93 %); from 16 rows on the wgmma
+// tiles win. Unpacking the operands ourselves (weights with integer ops, activations with
+// cvt, then HMMA) measured 3-5 points slower. Measured in `symmoe bench gemm --tile decode|small`.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
@@ -40,7 +43,6 @@
 
 #include "grouped_gemm_rows.cuh"
 #include "sm90_grouped_gemm_launch.hpp"
-#include "symmoe/device/fp8_f16_unpack.cuh"
 #include "symmoe/device/ptx.cuh"
 
 namespace symmoe::gemm::sm90 {
@@ -49,26 +51,13 @@ namespace {
 
 constexpr int kKBlock = 128;  // = kFp8ScaleBlock: one promotion per K block
 
-SYMMOE_DEVICE void mma_f16_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                   uint32_t b1) {
+SYMMOE_DEVICE void mma_e4m3_16x8x32(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                    uint32_t b1) {
   asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// NOTE [fp8 to f16 in two pipes]: SM90 has no mma.sync for e4m3 (ptxas unpacks the operands of
-// every e4m3 mma.sync to f16 with F2FP, a quarter-rate pipe, then issues HMMA), so the kernel
-// unpacks each operand once itself and splits the work between two pipes. Both give the f16x2
-// pairs (b0, b1) and (b2, b3) of a word [b3 b2 b1 b0], so A and B agree on the order of k:
-//  - activations: cvt.rn.f16x2.e4m3x2 (F2FP), exact values;
-//  - weights: integer ops only (device::e4m3x4_to_f16x2_scaled: PRMT, shifts, LOP3), exact
-//    values times 2^-8, undone in the promotion (kE4m3AsF16Unscale).
-SYMMOE_DEVICE uint32_t e4m3x2_to_f16x2(uint32_t pair) {
-  uint32_t out;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(out) : "h"(static_cast<uint16_t>(pair)));
-  return out;
 }
 
 // One K block of a warp's 16 weight rows: q[0], q[1] = bytes [32t, 32t + 32) of row g;
@@ -175,7 +164,7 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
             aq[j][1] = __ldg(p + 1);
           }
         }
-        const float sw = device::kE4m3AsF16Unscale * __ldg(cp.wscale + kb);
+        const float sw = __ldg(cp.wscale + kb);
         float scale[kTokenTiles][2];
 #pragma unroll
         for (int j = 0; j < kTokenTiles; ++j) {
@@ -187,26 +176,15 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
         float part[kTokenTiles][4];
 #pragma unroll
         for (int j = 0; j < kTokenTiles; ++j) part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0.f;
-        // f16x2 2q + h of a row holds its bytes 4q + 2h, 4q + 2h + 1 (of the thread's 32): mma q
-        // (m16n8k16) takes 2q as k-slots (2t, 2t+1) and 2q + 1 as (2t+8, 2t+9), in A and B alike.
-        uint32_t a_lo[16], a_hi[16];  // rows g and g + 8 of W
 #pragma unroll
-        for (int q = 0; q < 8; ++q) {
-          device::e4m3x4_to_f16x2_scaled(word(wf[d].q[q >> 2], q & 3), a_lo[2 * q], a_lo[2 * q + 1]);
-          device::e4m3x4_to_f16x2_scaled(word(wf[d].q[2 + (q >> 2)], q & 3), a_hi[2 * q], a_hi[2 * q + 1]);
-        }
+        for (int i = 0; i < 4; ++i) {
+          // mma i covers k = 32t + 8i .. 32t + 8i + 7: 16-byte half i / 2, words 2 (i % 2), +1.
+          const int h = i >> 1, w0 = 2 * (i & 1);
+          const uint32_t a0 = word(wf[d].q[h], w0), a2 = word(wf[d].q[h], w0 + 1);
+          const uint32_t a1 = word(wf[d].q[2 + h], w0), a3 = word(wf[d].q[2 + h], w0 + 1);
 #pragma unroll
-        for (int j = 0; j < kTokenTiles; ++j) {
-          uint32_t b[16];
-#pragma unroll
-          for (int q = 0; q < 8; ++q) {
-            const uint32_t w = word(aq[j][q >> 2], q & 3);
-            b[2 * q] = e4m3x2_to_f16x2(w);
-            b[2 * q + 1] = e4m3x2_to_f16x2(w >> 16);
-          }
-#pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            mma_f16_16x8x16(part[j], a_lo[2 * i], a_hi[2 * i], a_lo[2 * i + 1], a_hi[2 * i + 1], b[2 * i], b[2 * i + 1]);
+          for (int j = 0; j < kTokenTiles; ++j) {
+            mma_e4m3_16x8x32(part[j], a0, a1, a2, a3, word(aq[j][h], w0), word(aq[j][h], w0 + 1));
           }
         }
 #pragma unroll

@@ -10,8 +10,12 @@ namespace symmoe::gemm {
 namespace {
 
 TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTiles) {
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 132).tile, GemmTile::kDecode);
+  // 8 experts x 32 or 56 tiles of 64x128: under 4 waves on 132 SMs -> decode kernel; 32 experts
+  // (1024 tiles) -> CUTLASS's small tile.
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 8, 4096, 132).tile, GemmTile::kDecode);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 8, 7168, 132).tile, GemmTile::kDecode);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 132).tile, GemmTile::kSmallM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 528).tile, GemmTile::kDecode);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 9, 32, 4096, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 7168, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 65, 32, 4096, 132).tile, GemmTile::kLargeM);

@@ -27,10 +27,13 @@ struct TileChoice {
 };
 
 // The heuristic: expected_m = rows per expert the caller expects (the row tables live on the
-// device, so the host does not know them). fp8: kDecode when expected_m <= kDecodeMaxM.
+// device, so the host does not know them). fp8: kDecode when expected_m <= kDecodeMaxM and
+// kSmallM's tiles would take fewer than kDecodeMaxWaves waves on `sm_count` SMs (few experts:
+// there the decode kernel's lower fixed cost wins; with many, CUTLASS's wgmma stream does).
 // Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
 // `sm_count` SMs without a tile; else kLargeM.
 inline constexpr int kDecodeMaxM = 8;
+inline constexpr int kDecodeMaxWaves = 4;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
