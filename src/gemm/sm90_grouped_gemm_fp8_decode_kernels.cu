@@ -29,8 +29,8 @@
 // tensor-core op — ptxas unpacks both operands to f16 (F2FP, a quarter-rate pipe) and issues
 // HMMA.16816 — which caps this kernel near 130 TFLOPS and makes it sensitive to the SM clock:
 // at 8 rows it leads where CUTLASS's fixed costs and wave quantization dominate (8 experts:
-// 86 vs 80 % of the copy rate on gate/up, 74 vs 62 % on down), is level at 32 experts (cool
-// GPU) and falls behind on a GPU hot from large GEMMs (80 vs 93 %); from 16 rows on the wgmma
+// 85 vs 78 % of the copy rate on gate/up, 73 vs 63 % on down), is level at 32 experts (cool
+// GPU) and falls behind on a GPU hot from large GEMMs (80 vs 91 %); from 16 rows on the wgmma
 // tiles win. Unpacking the operands ourselves (weights with integer ops, activations with
 // cvt, then HMMA) measured 3-5 points slower. Measured in `symmoe bench gemm --tile decode|small`.
 #include <cuda_bf16.h>
