@@ -32,7 +32,9 @@
 // 85 vs 78 % of the copy rate on gate/up, 73 vs 63 % on down), is level at 32 experts (cool
 // GPU) and falls behind on a GPU hot from large GEMMs (80 vs 91 %); from 16 rows on the wgmma
 // tiles win. Unpacking the operands ourselves (weights with integer ops, activations with
-// cvt, then HMMA) measured 3-5 points slower. Measured in `symmoe bench gemm --tile decode|small`.
+// cvt, then HMMA) measured 3-5 points slower; prefetching the activation rows into L1 with the
+// weight loads (prefetch.global.L1) changed nothing measurable (down at 8 experts: 72.7 vs
+// 72.8 %). Measured in `symmoe bench gemm --tile decode|small`.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
