@@ -23,7 +23,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
-  SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM or kSmallM)");
+  SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM or kDecode)");
   if (tile == GemmTile::kDecode) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the decode kernel (GemmTile::kDecode) is fp8 only; bf16 decode "
                  "sizes use kSmallM");
