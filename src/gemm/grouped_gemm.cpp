@@ -41,13 +41,14 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count) {
   const TileChoice large = describe_tile(dtype, GemmTile::kLargeM);
   const TileChoice small = describe_tile(dtype, GemmTile::kSmallM);
-  const int64_t small_tiles = num_experts * ceil_div(std::max(expected_m, 1), small.tile_m) * ceil_div(n, small.tile_n);
-  if (dtype == GemmDtype::kFP8E4M3 && expected_m <= kDecodeMaxM && small_tiles < int64_t{kDecodeMaxWaves} * sm_count) {
+  auto tiles = [&](const TileChoice& c) {
+    return num_experts * ceil_div(std::max(expected_m, 1), c.tile_m) * ceil_div(n, c.tile_n);
+  };
+  if (dtype == GemmDtype::kFP8E4M3 && expected_m <= kDecodeMaxM && tiles(small) < int64_t{kDecodeMaxWaves} * sm_count) {
     return describe_tile(dtype, GemmTile::kDecode);
   }
   if (expected_m <= small.tile_m) return small;
-  const int64_t large_tiles = num_experts * ceil_div(std::max(expected_m, 1), large.tile_m) * ceil_div(n, large.tile_n);
-  return 2 * large_tiles < sm_count ? small : large;
+  return 2 * tiles(large) < sm_count ? small : large;
 }
 
 GroupedGemm::GroupedGemm(runtime::DeviceRuntime& rt, int max_experts) : rt_(&rt), max_experts_(max_experts) {

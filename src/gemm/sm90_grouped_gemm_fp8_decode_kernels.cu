@@ -78,14 +78,14 @@ SYMMOE_DEVICE void load_weights(WeightFrag& f, const uint8_t* row_g, int64_t k, 
 
 SYMMOE_DEVICE uint32_t word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-// Where a warp is in its sequence of K blocks: unit u (expert e; the warp's weight rows
+// Where a warp is in its sequence of K blocks: unit u (an expert; the warp's weight rows
 // n0..n0+15), pass c0 (rows c0 .. c0 + 8 * kTokenTiles - 1 of the expert), K block s.
 struct DecodePos {
   int64_t u;
   const uint8_t* wrow;  // weights of row n0 + g, bytes from 32t: K block kb at + kb * 128
   const float* wscale;  // weight scales of the 128-row block of n0: [K / 128]
   int64_t row0;
-  int e, n0, count, c0, s;
+  int n0, count, c0, s;
 };
 
 template <int kTokenTiles, int kWarps, int kDepth>
@@ -110,7 +110,6 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
           resolve_group_rows(src, e, status, report && rb == 0 && threadIdx.x == 0, "grouped_gemm_fp8_decode");
       if (rows.count == 0) continue;
       p.u = u;
-      p.e = e;
       p.n0 = (rb * kWarps + warp) * 16;
       p.row0 = rows.row0;
       p.count = rows.count;
@@ -150,52 +149,50 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
     for (int d = 0; d < kDepth; ++d) {
       if (cp.u >= units) break;
       const int kb = cp.s;
-      {
-        // Rows c0 + 8j + g (fragments) and c0 + 8j + 2t + h (scales); rows past the count are
-        // not read (zero fragments and scales) and not stored.
-        const int live = cp.count - cp.c0;
-        const uint8_t* arow = act + (cp.row0 + cp.c0 + g) * k + 32 * t + static_cast<int64_t>(kb) * kKBlock;
-        const float* srow = src.act_scales + (cp.row0 + cp.c0 + 2 * t) * kblocks + kb;
-        uint4 aq[kTokenTiles][2];
+      // Rows c0 + 8j + g (fragments) and c0 + 8j + 2t + h (scales); rows past the count are
+      // not read (zero fragments and scales) and not stored.
+      const int live = cp.count - cp.c0;
+      const uint8_t* arow = act + (cp.row0 + cp.c0 + g) * k + 32 * t + static_cast<int64_t>(kb) * kKBlock;
+      const float* srow = src.act_scales + (cp.row0 + cp.c0 + 2 * t) * kblocks + kb;
+      uint4 aq[kTokenTiles][2];
+#pragma unroll
+      for (int j = 0; j < kTokenTiles; ++j) {
+        aq[j][0] = aq[j][1] = make_uint4(0, 0, 0, 0);
+        if (8 * j + g < live) {
+          const uint4* p = reinterpret_cast<const uint4*>(arow + 8 * j * k);
+          aq[j][0] = __ldg(p);
+          aq[j][1] = __ldg(p + 1);
+        }
+      }
+      const float sw = __ldg(cp.wscale + kb);
+      float scale[kTokenTiles][2];
+#pragma unroll
+      for (int j = 0; j < kTokenTiles; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          scale[j][h] = 8 * j + 2 * t + h < live ? sw * __ldg(srow + (8 * j + h) * kblocks) : 0.f;
+        }
+      }
+      float part[kTokenTiles][4];
+#pragma unroll
+      for (int j = 0; j < kTokenTiles; ++j) part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0.f;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        // mma i covers k = 32t + 8i .. 32t + 8i + 7: 16-byte half i / 2, words 2 (i % 2), +1.
+        const int h = i >> 1, w0 = 2 * (i & 1);
+        const uint32_t a0 = word(wf[d].q[h], w0), a2 = word(wf[d].q[h], w0 + 1);
+        const uint32_t a1 = word(wf[d].q[2 + h], w0), a3 = word(wf[d].q[2 + h], w0 + 1);
 #pragma unroll
         for (int j = 0; j < kTokenTiles; ++j) {
-          aq[j][0] = aq[j][1] = make_uint4(0, 0, 0, 0);
-          if (8 * j + g < live) {
-            const uint4* p = reinterpret_cast<const uint4*>(arow + 8 * j * k);
-            aq[j][0] = __ldg(p);
-            aq[j][1] = __ldg(p + 1);
-          }
+          mma_e4m3_16x8x32(part[j], a0, a1, a2, a3, word(aq[j][h], w0), word(aq[j][h], w0 + 1));
         }
-        const float sw = __ldg(cp.wscale + kb);
-        float scale[kTokenTiles][2];
+      }
 #pragma unroll
-        for (int j = 0; j < kTokenTiles; ++j) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            scale[j][h] = 8 * j + 2 * t + h < live ? sw * __ldg(srow + (8 * j + h) * kblocks) : 0.f;
-          }
-        }
-        float part[kTokenTiles][4];
-#pragma unroll
-        for (int j = 0; j < kTokenTiles; ++j) part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0.f;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          // mma i covers k = 32t + 8i .. 32t + 8i + 7: 16-byte half i / 2, words 2 (i % 2), +1.
-          const int h = i >> 1, w0 = 2 * (i & 1);
-          const uint32_t a0 = word(wf[d].q[h], w0), a2 = word(wf[d].q[h], w0 + 1);
-          const uint32_t a1 = word(wf[d].q[2 + h], w0), a3 = word(wf[d].q[2 + h], w0 + 1);
-#pragma unroll
-          for (int j = 0; j < kTokenTiles; ++j) {
-            mma_e4m3_16x8x32(part[j], a0, a1, a2, a3, word(aq[j][h], w0), word(aq[j][h], w0 + 1));
-          }
-        }
-#pragma unroll
-        for (int j = 0; j < kTokenTiles; ++j) {
-          acc[j][0] += part[j][0] * scale[j][0];
-          acc[j][1] += part[j][1] * scale[j][1];
-          acc[j][2] += part[j][2] * scale[j][0];
-          acc[j][3] += part[j][3] * scale[j][1];
-        }
+      for (int j = 0; j < kTokenTiles; ++j) {
+        acc[j][0] += part[j][0] * scale[j][0];
+        acc[j][1] += part[j][1] * scale[j][1];
+        acc[j][2] += part[j][2] * scale[j][0];
+        acc[j][3] += part[j][3] * scale[j][1];
       }
       if (ld.u < units) {  // refill the slot just consumed: the stream runs on across units
         load_weights(wf[d], ld.wrow, k, ld.s);

@@ -244,6 +244,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     const size_t eb = fp8 ? 1 : 2;
     const size_t w_bytes = static_cast<size_t>(c.experts) * c.n * c.k * eb;
     DeviceBuf act(rows * c.k * eb), w(w_bytes), w2(o.per_graph > 1 ? w_bytes : 0), out(rows * c.n * 2);
+    // Launch i of a graph reads weights_for(i): consecutive launches alternate between the copies.
+    auto weights_for = [&](int i) { return i % 2 == 0 ? w.p : w2.p; };
     DeviceBuf as(fp8 ? rows * (c.k / 128) * 4 : 0), ws(fp8 ? size_t(c.experts) * (c.n / 128) * (c.k / 128) * 4 : 0);
     DeviceBuf offsets(c.experts * 4), counts(c.experts * 4);
     if (fp8) {
@@ -281,7 +283,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         stream, o.reps,
         [&](int i) {
           gemm::GroupedGemmProblem pi = p;
-          pi.weights = i % 2 == 0 ? w.p : w2.p;
+          pi.weights = weights_for(i);
           tile = gg.run(pi, stream, go);
         },
         o.per_graph);
@@ -291,8 +293,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       const double copy_us = time_graph_us(
           stream, o.reps,
           [&](int i) {
-            SYMMOE_CUDA_CHECK(cudaMemcpyAsync(i % 2 == 0 ? w2.p : w.p, i % 2 == 0 ? w.p : w2.p, w_bytes,
-                                              cudaMemcpyDeviceToDevice, stream));
+            SYMMOE_CUDA_CHECK(
+                cudaMemcpyAsync(weights_for(i + 1), weights_for(i), w_bytes, cudaMemcpyDeviceToDevice, stream));
           },
           o.per_graph);
       copy_frac = (c.weight_bytes() / us) / (2.0 * c.weight_bytes() / copy_us);
@@ -305,12 +307,12 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       try {
         CublasLtGemm dense(c.dtype, static_cast<int64_t>(rows), c.n, c.k);
         dense_us = time_graph_us(
-            stream, o.reps, [&](int i) { dense.run(act.p, i % 2 == 0 ? w.p : w2.p, out.p, stream); }, o.per_graph);
+            stream, o.reps, [&](int i) { dense.run(act.p, weights_for(i), out.p, stream); }, o.per_graph);
         CublasLtGemm one(c.dtype, c.m, c.n, c.k);
         loop_us = time_graph_us(
             stream, o.reps,
             [&](int i) {
-              const char* wi = static_cast<const char*>(i % 2 == 0 ? w.p : w2.p);
+              const char* wi = static_cast<const char*>(weights_for(i));
               for (int e = 0; e < c.experts; ++e) {
                 one.run(act.as<char>() + size_t(e) * c.m * c.k * eb, wi + size_t(e) * c.n * c.k * eb,
                         out.as<char>() + size_t(e) * c.m * c.n * 2, stream);
