@@ -55,7 +55,8 @@ const Loaded& loaded() {
            resolve("cuMemMap", a.cuMemMap, l.why) &&
            resolve("cuMemUnmap", a.cuMemUnmap, l.why) &&
            resolve("cuMemSetAccess", a.cuMemSetAccess, l.why) &&
-           resolve("cuPointerGetAttribute", a.cuPointerGetAttribute, l.why);
+           resolve("cuPointerGetAttribute", a.cuPointerGetAttribute, l.why) &&
+           resolve("cuTensorMapEncodeTiled", a.cuTensorMapEncodeTiled, l.why);
     return l;
   }();
   return instance;

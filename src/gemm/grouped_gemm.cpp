@@ -13,6 +13,7 @@ namespace {
 
 const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
   if (tile == GemmTile::kDecode) return sm90::fp8_decode_ops();
+  if (tile == GemmTile::kWgmma) return sm90::fp8_wgmma_ops();
   const bool small = tile == GemmTile::kSmallM;
   if (dtype == GemmDtype::kFP8E4M3) return small ? sm90::fp8_small_ops() : sm90::fp8_large_ops();
   return small ? sm90::bf16_small_ops() : sm90::bf16_large_ops();
@@ -23,7 +24,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
-  SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM or kDecode)");
+  SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM, kDecode or kWgmma)");
+  if (tile == GemmTile::kWgmma) {
+    SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the wgmma kernel (GemmTile::kWgmma) is fp8 only; bf16 uses kLargeM");
+    return TileChoice{tile, 128, 128, 128, "fp8 128x128x128 wgmma, warp-specialized, ours"};
+  }
   if (tile == GemmTile::kDecode) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the decode kernel (GemmTile::kDecode) is fp8 only; bf16 decode "
                  "sizes use kSmallM");
@@ -137,6 +142,7 @@ void append_grouped_gemm_kernels(std::vector<KernelEntry>& out) {
     for (const GemmTile t : {GemmTile::kLargeM, GemmTile::kSmallM}) ops_for(d, t).append_kernels(out);
   }
   sm90::fp8_decode_ops().append_kernels(out);
+  sm90::fp8_wgmma_ops().append_kernels(out);
 }
 
 }  // namespace symmoe::runtime

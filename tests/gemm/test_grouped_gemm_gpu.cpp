@@ -218,7 +218,10 @@ std::vector<uint16_t> run(Gpu& g, const HostCase& c, GemmTile tile, runtime::SmB
 
 const char* name(GemmDtype d) { return d == GemmDtype::kFP8E4M3 ? "fp8" : "bf16"; }
 const char* name(GemmTile t) {
-  return t == GemmTile::kSmallM ? "small-M tile" : t == GemmTile::kDecode ? "decode kernel" : "large-M tile";
+  return t == GemmTile::kSmallM   ? "small-M tile"
+         : t == GemmTile::kDecode ? "decode kernel"
+         : t == GemmTile::kWgmma  ? "wgmma kernel"
+                                  : "large-M tile";
 }
 const char* name(GroupedLayout l) { return l == GroupedLayout::kMasked ? "masked" : "contiguous"; }
 
@@ -228,8 +231,8 @@ TEST(GroupedGemmGpu, EveryDtypeTileAndLayoutMatchesTheReference) {
   uint64_t seed = 1;
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
-      for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode}) {
-        if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
+      for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma}) {
+        if ((tile == GemmTile::kDecode || tile == GemmTile::kWgmma) && dtype != GemmDtype::kFP8E4M3) continue;
         // N = 384: an odd number of 128-wide tiles (clusters of 2 along N get a partial pair);
         // up to 200 rows per expert: partial M tiles of both families.
         const HostCase c = make_case(dtype, layout, 5, 384, 512, 200, /*integers=*/false, seed++);
@@ -244,8 +247,8 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
-    for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode}) {
-      if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
+    for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma}) {
+      if ((tile == GemmTile::kDecode || tile == GemmTile::kWgmma) && dtype != GemmDtype::kFP8E4M3) continue;
       const HostCase c = make_case(dtype, GroupedLayout::kContiguous, 7, 256, 1024, 150, /*integers=*/true, 40);
       expect_matches(c, run(g, c, tile), true, std::string("integers ") + name(dtype) + " " + name(tile));
     }
@@ -286,6 +289,38 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
   EXPECT_NE(failure->find("grouped GEMM: expert 2 has counts = -1"), std::string::npos) << *failure;
   bad.counts[2] = 0;
   expect_matches(bad, d.out.download(), false, "decode: valid experts next to an invalid one");
+}
+
+// The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 6 stages) and across
+// tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32 at a
+// time), experts with 0 rows, both layouts; an invalid count is reported naming the expert.
+TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  uint64_t seed = 500;
+  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+    const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 1792, 300, false, seed++);
+    expect_matches(c, run(g, c, GemmTile::kWgmma), false, std::string("wgmma ") + name(layout) + " K 1792");
+    expect_matches(c, run(g, c, GemmTile::kWgmma, runtime::SmBudget{3, 0}), false,
+                   std::string("wgmma ") + name(layout) + " K 1792 on 3 SMs");
+    const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 256, 140, false, seed++);
+    expect_matches(many, run(g, many, GemmTile::kWgmma), false, std::string("wgmma ") + name(layout) + " 40 experts");
+  }
+  const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
+  expect_matches(exact, run(g, exact, GemmTile::kWgmma, runtime::SmBudget{5, 0}), true, "wgmma integers on 5 SMs");
+
+  HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
+  bad.counts[1] = -5;
+  DeviceCase d(bad);
+  d.poison(g.stream);
+  GroupedGemmOptions o;
+  o.tile = GemmTile::kWgmma;
+  g.gemm.run(d.problem(bad), g.stream, o);
+  const auto failure = g.rt.take_failure(g.stream);
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(failure->find("grouped GEMM: expert 1 has counts = -5"), std::string::npos) << *failure;
+  bad.counts[1] = 0;
+  expect_matches(bad, d.out.download(), false, "wgmma: valid experts next to an invalid one");
 }
 
 TEST(GroupedGemmGpu, SmBudgetAndGraphReplayGiveTheSameBits) {

@@ -25,6 +25,7 @@ struct DriverApi {
   decltype(&::cuMemUnmap) cuMemUnmap;
   decltype(&::cuMemSetAccess) cuMemSetAccess;
   decltype(&::cuPointerGetAttribute) cuPointerGetAttribute;
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled;
 };
 
 // True when the driver entry points could be resolved; otherwise `why` says what failed.

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Our fp8 wgmma kernel on prebuilt binaries (carry build/release/tools/symmoe and
+# build/release/tests/test_gemm_gpu): the GPU GEMM tests, then fp8 at large M per expert with
+# the wgmma kernel against CUTLASS's large-M tile and the same-run cuBLASLt baselines.
+# Env: TILES (default "wgmma large"), MS (default 1024,4096), EXPERTS (default 8,32), TESTS=0 skips tests.
+# Output: $OUT/gemm_wgmma.log (+ JSON).
+export PATH=/usr/local/cuda/bin:$PATH
+cd "$(dirname "$0")/../../build/release"
+B=tools/symmoe
+{
+  echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
+  if [ "${TESTS:-1}" != 0 ]; then
+    timeout 300 tests/test_gemm_gpu ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} 2>&1 |
+      grep -E "^\[  (PASSED|FAILED) |^\[       OK|^\[==========\]|Failure|error|got|mismatch|Which is|Expected" | head -60
+  fi
+  for t in ${TILES:-wgmma large}; do
+    echo "== tile $t"
+    timeout 240 $B bench gemm --dtype fp8 --tile $t --experts ${EXPERTS:-8,32} --m ${MS:-1024,4096} \
+      --reps ${REPS:-5} --json $OUT/gemm_wgmma_$t.json 2>&1 | grep -E "^  (gate_up|down|op) |rror|n/a"
+  done
+  nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+} 2>&1 | tee $OUT/gemm_wgmma.log

@@ -1,0 +1,112 @@
+// PTX for the grouped GEMM's own SM90 mainloop: 2-D tensor (TMA) copies, wgmma shared-memory
+// descriptors and ordering, mbarrier waits with a deadline, register reallocation, named
+// barriers. Private to src/gemm.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "symmoe/device/bounded_wait.cuh"
+#include "symmoe/device/ptx.cuh"
+#include "symmoe/device/ptx_bulk.cuh"
+
+namespace symmoe::gemm::sm90::tma {
+
+using device::bulk::smem_addr;
+
+// global -> shared: the box of `map` at (c0 = inner coordinate, c1 = outer), completing its
+// bytes on `bar`. Out-of-bounds rows and columns arrive as zeros and still count.
+SYMMOE_DEVICE void load_2d(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
+// shared -> global: the box of `map` at (c0, c1); tracked by the issuing thread's bulk groups.
+// Elements outside the tensor's extents are not written.
+SYMMOE_DEVICE void store_2d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(smem_addr(src))
+               : "memory");
+}
+
+SYMMOE_DEVICE void prefetch_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
+SYMMOE_DEVICE void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+SYMMOE_DEVICE void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// Waits for the phase of `bar` with parity `parity`. The pipeline's waits are intra-CTA, but a
+// faulting copy would leave them waiting forever: past `ctx.timeout_ns` the wait is reported
+// (site `site`, tag = stage) and returns false.
+SYMMOE_DEVICE bool mbarrier_wait(uint64_t* bar, uint32_t parity, const device::WaitContext& ctx, const char* site,
+                                 uint32_t stage) {
+  if (device::bulk::mbarrier_try_wait(bar, parity)) return true;
+  const uint64_t start = device::ptx::globaltimer_ns();
+  for (uint32_t spin = 1;; ++spin) {
+    if (device::bulk::mbarrier_try_wait(bar, parity)) return true;
+    if (spin % 256 == 0) {
+      const uint64_t waited = device::ptx::globaltimer_ns() - start;
+      if (waited > ctx.timeout_ns || device::aborted(ctx.status)) {
+        device::report_failure(ctx, device::StatusCode::kTimeout, device::WaitSite{site, stage, -1, -1}, parity, 0,
+                               waited);
+        return false;
+      }
+    }
+  }
+}
+
+// Warpgroup register budgets (every warp of the warpgroup executes it).
+template <int kRegs>
+SYMMOE_DEVICE void regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+template <int kRegs>
+SYMMOE_DEVICE void regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+// Barrier `id` (1..15; 0 is __syncthreads) among `threads` threads.
+SYMMOE_DEVICE void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace symmoe::gemm::sm90::tma
+
+namespace symmoe::gemm::sm90::wgmma {
+
+// Shared-memory matrix descriptor of a K-major tile stored as 128-byte rows with the 128-byte
+// swizzle (what a TMA box of 128 one-byte columns with CU_TENSOR_MAP_SWIZZLE_128B writes):
+// start address >> 4 (bits 0-13), stride between 8-row groups 1024 bytes >> 4 (bits 32-45),
+// layout 128B swizzle (bits 62-63 = 1). The tile must start 1024-byte aligned; the k-th
+// 32-byte slice of the rows is the same descriptor plus 2k (32 bytes >> 4).
+SYMMOE_DEVICE uint64_t desc_k_major_sw128(const void* tile) {
+  const uint64_t addr = tma::smem_addr(tile);
+  return ((addr & 0x3FFFF) >> 4) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+}
+
+SYMMOE_DEVICE void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+SYMMOE_DEVICE void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+SYMMOE_DEVICE void wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Pins the accumulator registers at this point of the program: the compiler must not move
+// their reads or writes across the wgmma wait before it.
+template <int R>
+SYMMOE_DEVICE void fence_operands(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+}  // namespace symmoe::gemm::sm90::wgmma
