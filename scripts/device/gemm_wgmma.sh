@@ -11,12 +11,12 @@ B=tools/symmoe
   echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
   if [ "${TESTS:-1}" != 0 ]; then
-    timeout 300 tests/test_gemm_gpu ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} 2>&1 |
+    timeout ${TEST_TIMEOUT:-300} tests/test_gemm_gpu ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} 2>&1 |
       grep -E "^\[  (PASSED|FAILED) |^\[       OK|^\[==========\]|Failure|error|got|mismatch|Which is|Expected" | head -60
   fi
   for t in ${TILES:-wgmma large}; do
     echo "== tile $t"
-    timeout 240 $B bench gemm --dtype fp8 --tile $t --experts ${EXPERTS:-8,32} --m ${MS:-1024,4096} \
+    timeout ${BENCH_TIMEOUT:-240} $B bench gemm --dtype fp8 --tile $t --experts ${EXPERTS:-8,32} --m ${MS:-1024,4096} \
       --reps ${REPS:-5} --json $OUT/gemm_wgmma_$t.json 2>&1 | grep -E "^  (gate_up|down|op) |rror|n/a"
   done
   nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader

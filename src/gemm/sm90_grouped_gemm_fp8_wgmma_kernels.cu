@@ -12,14 +12,19 @@
 //    over all weights ([E * N, K], box kBN x 128), 128-byte swizzle. A tile that runs past its
 //    expert's rows reads the next expert's rows (or zeros past the tensor): those rows are
 //    never stored, and their activation scales are not read (zero);
-//  - warpgroup 0, one thread: the producer. kStages shared-memory stages of (128 x 128 act,
-//    kBN x 128 weights); stage s is refilled once both consumer warpgroups released it;
+//  - warpgroup 0: the producers. kStages shared-memory stages of (128 x 128 act, kBN x 128
+//    weights, the block's 128 activation scales and weight scale); stage s is refilled once
+//    both consumer warpgroups released it. One thread issues the two tensor copies; one warp
+//    copies the scales with cp.async (4 bytes each, zeros for rows past the expert's count) —
+//    the [rows, K / 128] scale layout is strided, so no tensor copy fits it — and the stage's
+//    full barrier waits for both (one expect-tx arrival + 32 cp.async arrivals);
 //  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile. Per 128-wide K block:
 //    four wgmma m64nkBNk32 into `part` (the first overwrites), wait, release the stage, then
 //    acc += part * (activation scale of the row * weight scale of the block) in fp32 — the
 //    recipe's promotion once per scale block. One warpgroup's promotion runs while the other's
-//    wgmmas keep the tensor cores busy. Scales for block kb + 1 are loaded while block kb's
-//    wgmmas run (L2-resident: [rows, K / 128] and [E, N / 128, K / 128] fp32);
+//    wgmmas keep the tensor cores busy. (Loading the scales from global memory in the consumers,
+//    one block ahead, measured 749 TFLOPS against CUTLASS's 1185 at 8 x 4096 gate/up: an L2
+//    round trip per block is longer than the block's wgmmas.)
 //  - epilogue: bf16 straight from the accumulators to global memory, rows past counts[e]
 //    not written.
 #include <cuda.h>
@@ -27,8 +32,10 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "grouped_gemm_rows.cuh"
@@ -47,18 +54,30 @@ constexpr int kBM = 128;       // tile rows: two consumer warpgroups of 64
 constexpr int kBK = 128;       // = kFp8ScaleBlock: one promotion per K block; one 128-byte swizzled row
 constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kMaxSmem = 232448;  // SM90 opt-in shared memory per block
+// setmaxnreg: the CTA starts with 168 registers per thread (65536 / 384, in steps of 8); the
+// consumers' increase must be covered by what the producer warpgroup gives back, or
+// setmaxnreg.inc waits for registers that never come (measured: 48 / 232 hangs).
+constexpr int kLaunchRegs = 168;
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
+static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerRegs) * 128,
+              "consumer registers must come from the producer warpgroup");
 
-template <int kBN_, int kStages_>
+// A tile is kHalves column halves of 128 (one weight-scale block each): the consumers run
+// the wgmmas of one half into `part` and promote it before the next, so registers hold
+// 64 * kHalves accumulators + 64 partial products per thread.
+template <int kHalves_, int kStages_>
 struct WgmmaShape {
-  static constexpr int kBN = kBN_;
+  static constexpr int kHalves = kHalves_;
+  static constexpr int kBN = 128 * kHalves;
   static constexpr int kStages = kStages_;
   static constexpr int kABytes = kBM * kBK;
   static constexpr int kBBytes = kBN * kBK;
+  static constexpr int kScaleFloats = kBM + 4;  // 128 activation scales, a weight scale per half, padding
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
-  // [kStages x A][kStages x B][kStages full bars][kStages empty bars][tile prefix: E + 1 ints]
-  static constexpr int kFixedBytes = kStages * (kABytes + kBBytes) + 2 * 8 * kStages;
+  // [kStages x A][kStages x B][kStages x scales][kStages full bars][kStages empty bars]
+  // [tile prefix: E + 1 ints]
+  static constexpr int kFixedBytes = kStages * (kABytes + kBBytes + 4 * kScaleFloats) + 2 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 4 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes) / 4 - 1; }
 };
@@ -67,6 +86,7 @@ struct WgmmaParams {
   GroupSource src;
   device::StatusBlock* status;
   uint64_t timeout_ns;
+  int ordered;
 };
 
 // Where tile t of the CTA's sequence is: expert e (found by a forward scan of the prefix: a
@@ -88,22 +108,90 @@ SYMMOE_DEVICE TilePos locate_tile(const int* tile_start, int groups, int n_block
   return TilePos{e, in_band / width, band * Shape::kBand + in_band % width};
 }
 
+SYMMOE_DEVICE void advance_stage(int& s, uint32_t& phase, int stages) {
+  if (++s == stages) {
+    s = 0;
+    phase ^= 1;
+  }
+}
+
+// The four wgmmas of one 128-wide K block of stage s into d (overwritten): this warpgroup's 64
+// activation rows x weight rows 128 h .. 128 h + 127.
+template <class Shape>
+SYMMOE_DEVICE void issue_block(float (&d)[64], const uint8_t* smem_a, const uint8_t* smem_b, int s, int wg, int h) {
+  const uint64_t da = wgmma::desc_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK);
+  const uint64_t db = wgmma::desc_k_major_sw128(smem_b + s * Shape::kBBytes) + h * (128 * kBK / 16);
+  wgmma::fence();
+#pragma unroll
+  for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n128k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+  wgmma::commit();
+}
+
+SYMMOE_DEVICE void promote(float (&acc)[64], const float (&part)[64], float lo, float hi) {
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    acc[4 * j + 0] += part[4 * j + 0] * lo;
+    acc[4 * j + 1] += part[4 * j + 1] * lo;
+    acc[4 * j + 2] += part[4 * j + 2] * hi;
+    acc[4 * j + 3] += part[4 * j + 3] * hi;
+  }
+}
+
+// The consumer's view of one output tile.
+struct ConsumerTile {
+  TilePos pos;
+  GroupRows rows;
+  int r_lo, r_hi;  // this thread's rows within the expert
+  int64_t n0;      // first column
+  int halves;      // column halves inside N
+};
+
+template <class Shape>
+SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const int* tile_start, int n_blocks, int t, int& e_hint,
+                                      int r_in_tile) {
+  ConsumerTile c;
+  c.pos = locate_tile<Shape>(tile_start, src.groups, n_blocks, t, e_hint);
+  c.rows = resolve_group_rows(src, c.pos.e, nullptr, false, "");
+  c.r_lo = c.pos.mb * kBM + r_in_tile;
+  c.r_hi = c.r_lo + 8;
+  c.n0 = int64_t{c.pos.nb} * Shape::kBN;
+  c.halves = Shape::kHalves == 1 || c.n0 + 128 < src.n ? Shape::kHalves : 1;
+  return c;
+}
+
+// bf16 pairs of one column half, rows past the expert's count not written.
+SYMMOE_DEVICE void store_half(const float (&acc)[64], const ConsumerTile& c, int h, int col_in_tile,
+                              const GroupSource& src) {
+  auto* out = static_cast<__nv_bfloat16*>(src.out);
+  const int64_t col0 = c.n0 + 128 * h + col_in_tile;
+  if (c.r_lo < c.rows.count) {
+    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_lo) * src.n + col0);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 0], acc[4 * j + 1]);
+  }
+  if (c.r_hi < c.rows.count) {
+    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_hi) * src.n + col0);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+  }
+}
+
 template <class Shape>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_grouped_gemm_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap map_act,
                                        const __grid_constant__ CUtensorMap map_weights, const WgmmaParams p) {
-  constexpr int kBN = Shape::kBN, kStages = Shape::kStages;
-  static_assert(kBN % 64 == 0 && 128 % kBN == 0, "a tile's columns must lie in one 128-row weight scale block");
+  constexpr int kBN = Shape::kBN, kStages = Shape::kStages, kHalves = Shape::kHalves;
   const GroupSource& src = p.src;
   const int groups = src.groups;
-  const int n_blocks = src.n / kBN;
+  const int n_blocks = (src.n + kBN - 1) / kBN;  // N is a multiple of 128: only the last half may be past N
   const int kblocks = src.k / kBK;
 
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   uint8_t* smem_a = smem;
   uint8_t* smem_b = smem + kStages * Shape::kABytes;
-  auto* full = reinterpret_cast<uint64_t*>(smem_b + kStages * Shape::kBBytes);
+  auto* scales = reinterpret_cast<float*>(smem_b + kStages * Shape::kBBytes);
+  auto* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleFloats);
   uint64_t* empty = full + kStages;
   auto* tile_start = reinterpret_cast<int*>(empty + kStages);
 
@@ -118,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     tma::prefetch_map(&map_act);
     tma::prefetch_map(&map_weights);
     for (int s = 0; s < kStages; ++s) {
-      device::bulk::mbarrier_init(&full[s], 1);
+      device::bulk::mbarrier_init(&full[s], 1 + 32);  // expect-tx arrival + the scale warp's lanes
       device::bulk::mbarrier_init(&empty[s], 2 * 4);  // one arrival per consumer warp
     }
     device::bulk::fence_mbarrier_init();
@@ -144,21 +232,37 @@ __global__ void __launch_bounds__(kThreads, 1)
   const device::WaitContext ctx{p.status, p.timeout_ns, "grouped_gemm_fp8_wgmma"};
 
   if (warp < 4) {
-    // Producer warpgroup: one thread issues every copy.
+    // Producer warpgroup: thread 0 issues the tensor copies, warp 1 the scale copies.
     tma::regs_dec<kProducerRegs>();
-    if (tid != 0) return;
+    if (tid != 0 && warp != 1) return;
     int s = 0, e_hint = 0;
     uint32_t phase = 0;
     for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
       const TilePos pos = locate_tile<Shape>(tile_start, groups, n_blocks, t, e_hint);
       const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
-      const auto a_row = static_cast<int32_t>(rows.row0 + int64_t{pos.mb} * kBM);
+      const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
+      const auto a_row = static_cast<int32_t>(rows.row0 + m0);
       const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + int64_t{pos.nb} * kBN);
+      const int64_t n0 = int64_t{pos.nb} * kBN;
+      const float* sb = src.weight_scales + (int64_t{pos.e} * (src.n / kBK) + n0 / kBK) * kblocks;
       for (int kb = 0; kb < kblocks; ++kb) {
         if (!tma::mbarrier_wait(&empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
-        device::bulk::mbarrier_arrive_expect_tx(&full[s], Shape::kABytes + Shape::kBBytes);
-        tma::load_2d(smem_a + s * Shape::kABytes, &map_act, kb * kBK, a_row, &full[s]);
-        tma::load_2d(smem_b + s * Shape::kBBytes, &map_weights, kb * kBK, b_row, &full[s]);
+        if (warp == 0) {
+          device::bulk::mbarrier_arrive_expect_tx(&full[s], Shape::kABytes + Shape::kBBytes);
+          tma::load_2d(smem_a + s * Shape::kABytes, &map_act, kb * kBK, a_row, &full[s]);
+          tma::load_2d(smem_b + s * Shape::kBBytes, &map_weights, kb * kBK, b_row, &full[s]);
+        } else {
+          float* dst = scales + s * Shape::kScaleFloats;
+#pragma unroll
+          for (int i = 0; i < kBM / 32; ++i) {
+            const int r = 32 * i + lane;
+            const bool live = m0 + r < rows.count;
+            const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
+            tma::cp_async_4(dst + r, p_src, live);
+          }
+          if (lane < kHalves) tma::cp_async_4(dst + kBM + lane, sb + lane * kblocks + kb, n0 + 128 * lane < src.n);
+          tma::cp_async_arrive_noinc(&full[s]);
+        }
         if (++s == kStages) {
           s = 0;
           phase ^= 1;
@@ -174,73 +278,48 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int wg = warp / 4 - 1;
   const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
   const int col_in_tile = 2 * (lane % 4);
-  float acc[kBN / 2], part[kBN / 2];
+  float acc[kHalves][64], part[64];
+  // Warpgroup 0 issues first: warpgroup 1 signals barrier 1 once up front; warpgroup 0 takes
+  // that signal back after its last batch, so both barriers end balanced.
+  if (p.ordered && wg == 1) tma::named_arrive(1, 256);
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
-  const int64_t scale_cols = kblocks;
-  auto* out = static_cast<__nv_bfloat16*>(src.out);
   for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
-    const TilePos pos = locate_tile<Shape>(tile_start, groups, n_blocks, t, e_hint);
-    const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
-    const int r_lo = pos.mb * kBM + r_in_tile, r_hi = r_lo + 8;  // rows within the expert
-    const float* sa_lo = r_lo < rows.count ? src.act_scales + (rows.row0 + r_lo) * scale_cols : nullptr;
-    const float* sa_hi = r_hi < rows.count ? src.act_scales + (rows.row0 + r_hi) * scale_cols : nullptr;
-    const float* sb = src.weight_scales +
-                      (int64_t{pos.e} * (src.n / kBK) + int64_t{pos.nb} * kBN / kBK) * scale_cols;
+    const ConsumerTile tile = enter_tile<Shape>(src, tile_start, n_blocks, t, e_hint, r_in_tile);
 #pragma unroll
-    for (int i = 0; i < kBN / 2; ++i) acc[i] = 0.f;
-    float a_lo = sa_lo != nullptr ? __ldg(sa_lo) : 0.f;
-    float a_hi = sa_hi != nullptr ? __ldg(sa_hi) : 0.f;
-    float b = __ldg(sb);
+    for (int h = 0; h < kHalves; ++h) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) acc[h][i] = 0.f;
+    }
     for (int kb = 0; kb < kblocks; ++kb) {
       if (!tma::mbarrier_wait(&full[s], phase, ctx, "gemm_stage_full", s)) return;
-      const uint64_t da = wgmma::desc_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK);
-      const uint64_t db = wgmma::desc_k_major_sw128(smem_b + s * Shape::kBBytes);
-      wgmma::fence();
+      __syncwarp();
+      const float* sc = scales + s * Shape::kScaleFloats;
+      const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8];
 #pragma unroll
-      for (int k = 0; k < kBK / 32; ++k) {
-        if constexpr (kBN == 128) wgmma::mma_m64n128k32_e4m3(part, da + 2 * k, db + 2 * k, k);
-        else if constexpr (kBN == 192) wgmma::mma_m64n192k32_e4m3(part, da + 2 * k, db + 2 * k, k);
-        else wgmma::mma_m64n64k32_e4m3(part, da + 2 * k, db + 2 * k, k);
+      for (int h = 0; h < kHalves; ++h) {
+        if (h > 0 && h >= tile.halves) break;
+        // Ordered issue: the two warpgroups' batches reach the tensor cores alternately (named
+        // barriers 1 and 2), so one warpgroup's batch completes while the other's is queued.
+        if (p.ordered) tma::named_sync(1 + wg, 256);
+        issue_block<Shape>(part, smem_a, smem_b, s, wg, h);
+        if (p.ordered) tma::named_arrive(2 - wg, 256);
+        const float b = sc[kBM + h];
+        const float lo = sa_lo * b, hi = sa_hi * b;
+        wgmma::wait<0>();
+        wgmma::fence_operands(part);
+        if (lane == 0 && h + 1 == tile.halves) tma::mbarrier_arrive(&empty[s]);
+        promote(acc[h], part, lo, hi);
       }
-      wgmma::commit();
-      // Next block's scales while the wgmmas run.
-      const bool more = kb + 1 < kblocks;
-      const float a_lo_next = more && sa_lo != nullptr ? __ldg(sa_lo + kb + 1) : 0.f;
-      const float a_hi_next = more && sa_hi != nullptr ? __ldg(sa_hi + kb + 1) : 0.f;
-      const float b_next = more ? __ldg(sb + kb + 1) : 0.f;
-      wgmma::wait<0>();
-      wgmma::fence_operands(part);
-      if (lane == 0) tma::mbarrier_arrive(&empty[s]);
-      const float lo = a_lo * b, hi = a_hi * b;
-#pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
-        acc[4 * j + 0] += part[4 * j + 0] * lo;
-        acc[4 * j + 1] += part[4 * j + 1] * lo;
-        acc[4 * j + 2] += part[4 * j + 2] * hi;
-        acc[4 * j + 3] += part[4 * j + 3] * hi;
-      }
-      a_lo = a_lo_next;
-      a_hi = a_hi_next;
-      b = b_next;
-      if (++s == kStages) {
-        s = 0;
-        phase ^= 1;
-      }
+      advance_stage(s, phase, kStages);
     }
-    // Epilogue: bf16 pairs, rows past the expert's count not written.
-    const int64_t col0 = int64_t{pos.nb} * kBN + col_in_tile;
-    if (r_lo < rows.count) {
-      auto* o = reinterpret_cast<__nv_bfloat162*>(out + (rows.row0 + r_lo) * src.n + col0);
 #pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 0], acc[4 * j + 1]);
-    }
-    if (r_hi < rows.count) {
-      auto* o = reinterpret_cast<__nv_bfloat162*>(out + (rows.row0 + r_hi) * src.n + col0);
-#pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+    for (int h = 0; h < kHalves; ++h) {
+      if (h > 0 && h >= tile.halves) break;
+      store_half(acc[h], tile, h, col_in_tile, src);
     }
   }
+  if (p.ordered && wg == 0) tma::named_sync(1, 256);
 }
 
 // 2-D tensor map over a row-major [rows, k] e4m3 matrix, boxes of box_rows x 128 bytes,
@@ -267,30 +346,35 @@ template <class Shape>
 struct WgmmaConfig {
   static constexpr auto kernel = &sm90_grouped_gemm_fp8_wgmma_kernel<Shape>;
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-    SYMMOE_CHECK(src.n % Shape::kBN == 0, "grouped GEMM (fp8 wgmma ", Shape::kBN, "-column tiles): N = ", src.n,
-                 " must be a multiple of ", Shape::kBN);
     SYMMOE_CHECK(src.groups <= Shape::max_groups(), "grouped GEMM (fp8 wgmma): ", src.groups,
                  " experts; the tile table in shared memory holds at most ", Shape::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     const CUtensorMap map_act = make_operand_map(src.act, rows, src.k, kBM, "activations");
     const CUtensorMap map_w = make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBN, "weights");
-    const WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
+    static const bool ordered = std::getenv("SYMMOE_EXP_WGMMA_UNORDERED") == nullptr;  // EXPERIMENT
+    const WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), ordered ? 1 : 0};
     const int grid = std::max(slots.sm_count, 1);
     kernel<<<grid, kThreads, Shape::smem_bytes(src.groups), stream>>>(map_act, map_w, params);
     return cudaGetLastError();
   }
 };
 
-using Shape128 = WgmmaShape<128, 6>;
+using Shape128 = WgmmaShape<1, 6>;
+using Shape256 = WgmmaShape<2, 4>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-  return WgmmaConfig<Shape128>::launch(src, slots, stream);
+  static const char* exp = std::getenv("SYMMOE_EXP_WGMMA");  // EXPERIMENT
+  const std::string v = exp ? exp : "";
+  if (v == "128") return WgmmaConfig<Shape128>::launch(src, slots, stream);
+  return WgmmaConfig<Shape256>::launch(src, slots, stream);
 }
 
 void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   out.push_back({"sm90_grouped_gemm_fp8_wgmma_128x128", reinterpret_cast<const void*>(WgmmaConfig<Shape128>::kernel),
+                 kMaxSmem, -1});
+  out.push_back({"sm90_grouped_gemm_fp8_wgmma_128x256", reinterpret_cast<const void*>(WgmmaConfig<Shape256>::kernel),
                  kMaxSmem, -1});
 }
 

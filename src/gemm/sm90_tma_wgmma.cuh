@@ -34,6 +34,19 @@ SYMMOE_DEVICE void store_2d(const CUtensorMap* map, const void* src, int32_t c0,
                : "memory");
 }
 
+// global -> shared, 4 bytes, zeros (and no read) when !valid; completion is tracked by
+// cp_async_arrive_noinc.
+SYMMOE_DEVICE void cp_async_4(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 4 : 0)
+               : "memory");
+}
+
+// Arrives on `bar` once every cp.async this thread issued before has landed. The arrival is
+// not counted in advance: `bar`'s expected count includes one per thread that calls this.
+SYMMOE_DEVICE void cp_async_arrive_noinc(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
 SYMMOE_DEVICE void prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
@@ -75,9 +88,13 @@ SYMMOE_DEVICE void regs_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
 }
 
-// Barrier `id` (1..15; 0 is __syncthreads) among `threads` threads.
+// Barrier `id` (1..15; 0 is __syncthreads) among `threads` threads: wait for it, or only
+// signal it.
 SYMMOE_DEVICE void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+SYMMOE_DEVICE void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace symmoe::gemm::sm90::tma
