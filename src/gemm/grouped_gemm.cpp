@@ -27,7 +27,7 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
   SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM, kDecode or kWgmma)");
   if (tile == GemmTile::kWgmma) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the wgmma kernel (GemmTile::kWgmma) is fp8 only; bf16 uses kLargeM");
-    return TileChoice{tile, 128, 128, 128, "fp8 128x128x128 wgmma, warp-specialized, ours"};
+    return TileChoice{tile, 128, 256, 128, "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)"};
   }
   if (tile == GemmTile::kDecode) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the decode kernel (GemmTile::kDecode) is fp8 only; bf16 decode "

@@ -35,6 +35,11 @@ TEST(GroupedGemm, TileDescriptionsNameTheirShape) {
   EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kDecode).tile_m, kDecodeMaxM);
   EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kDecode); }).find("fp8 only"),
             std::string::npos);
+  const TileChoice w = describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma);
+  EXPECT_EQ(w.tile_m, 128);
+  EXPECT_EQ(w.tile_n, 256);
+  EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kWgmma); }).find("fp8 only"),
+            std::string::npos);
 }
 
 }  // namespace
