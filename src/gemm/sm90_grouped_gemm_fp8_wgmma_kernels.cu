@@ -1,41 +1,55 @@
 // Grouped GEMM, fp8 with DeepSeek-V3 block scales, large M: our own warp-specialized,
 // persistent wgmma/TMA kernel (no CUTLASS).
 //
-// NOTE [fp8 wgmma kernel]: a CTA of three warpgroups runs one 128 x kBN output tile at a time,
+// NOTE [fp8 wgmma kernel]: a CTA of three warpgroups runs one 128 x 256 output tile at a time,
 // over every expert's tiles in one persistent grid:
-//  - tiles: expert e has ceil(counts[e] / 128) x (N / kBN) tiles; each CTA builds the prefix
-//    of tiles per expert in shared memory from the device-resident row tables (no argument
-//    builder, no host copy: graph-safe) and takes tiles blockIdx.x, + gridDim.x, ...; within an
-//    expert, bands of kBand N-tiles are walked row of tiles by row of tiles, so CTAs running
-//    together share weight tiles (down M) and activation tiles (across the band) in L2;
+//  - tiles: expert e has ceil(counts[e] / 128) x ceil(N / 256) tiles; each CTA builds the
+//    prefix of tiles per expert in shared memory from the device-resident row tables (no
+//    argument builder, no host copy: graph-safe) and takes tiles blockIdx.x, + gridDim.x, ...;
+//    within an expert, bands of kBand N-tiles are walked row of tiles by row of tiles, so CTAs
+//    running together share weight tiles (down M) and activation tiles (across the band) in L2;
 //  - operands: one 2-D tensor map over all activation rows ([rows, K], box 128 x 128) and one
-//    over all weights ([E * N, K], box kBN x 128), 128-byte swizzle. A tile that runs past its
-//    expert's rows reads the next expert's rows (or zeros past the tensor): those rows are
-//    never stored, and their activation scales are not read (zero);
-//  - warpgroup 0: the producers. kStages shared-memory stages of (128 x 128 act, kBN x 128
-//    weights, the block's 128 activation scales and weight scale); stage s is refilled once
+//    over all weights ([E * N, K], box 256 x 128), 128-byte swizzle. A tile that runs past its
+//    expert's rows (or columns: N = 128 mod 256) reads the next expert's rows (or zeros past
+//    the tensor): those are never stored, and their scales are not read (zero);
+//  - warpgroup 0: the producers. kStages shared-memory stages of (128 x 128 act, 256 x 128
+//    weights, the block's 128 activation scales and 2 weight scales); stage s is refilled once
 //    both consumer warpgroups released it. One thread issues the two tensor copies; one warp
 //    copies the scales with cp.async (4 bytes each, zeros for rows past the expert's count) —
 //    the [rows, K / 128] scale layout is strided, so no tensor copy fits it — and the stage's
 //    full barrier waits for both (one expect-tx arrival + 32 cp.async arrivals);
-//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile. Per 128-wide K block:
-//    four wgmma m64nkBNk32 into `part` (the first overwrites), wait, release the stage, then
-//    acc += part * (activation scale of the row * weight scale of the block) in fp32 — the
-//    recipe's promotion once per scale block. One warpgroup's promotion runs while the other's
-//    wgmmas keep the tensor cores busy. (Loading the scales from global memory in the consumers,
-//    one block ahead, measured 749 TFLOPS against CUTLASS's 1185 at 8 x 4096 gate/up: an L2
-//    round trip per block is longer than the block's wgmmas.)
+//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile. Per 128-wide K block and
+//    column half (one 128-row weight-scale block each): four wgmma m64n128k32 into `part` (the
+//    first overwrites), wait, release the stage after the last half, then acc += part *
+//    (activation scale of the row * weight scale of the half) in fp32 — the recipe's promotion
+//    once per scale block. One warpgroup's promotion runs while the other's wgmmas use the
+//    tensor cores. Registers: 128 accumulators + 64 partial products per thread, which needs
+//    setmaxnreg (producer 40, consumers 232; ptxas allocates the consumer code to 232);
 //  - epilogue: bf16 straight from the accumulators to global memory, rows past counts[e]
-//    not written.
+//    and columns past N not written.
+// Measured on the H200 (`symmoe bench gemm --tile wgmma|large`, 8 experts x 4096 rows, same
+// process, 10 GEMMs per graph): gate/up 1052 TFLOPS against CUTLASS's 1197 (0.88x), down 705
+// against 889 (0.79x); so kAuto keeps CUTLASS. Under Nsight Compute (one launch, gate/up): the
+// tensor pipe is busy 60 % of the time against CUTLASS's 73 %, L2 throughput 62 % against 68 %
+// — neither operand traffic nor L2 is the limit; the consumers' issue / wait / promote cycle
+// is. What was tried:
+//  - 128 x 128 tiles (6 stages): 786-807 TFLOPS (more operand bytes per flop);
+//  - activation scales loaded by the consumers from global memory one block ahead: 749 (an L2
+//    round trip per block is longer than the block's wgmmas) — hence the cp.async warp;
+//  - two partial accumulators with wgmma.wait_group 1 (promote block kb while block kb + 1
+//    runs): ptxas serializes every wgmma (C7518 / C7514: it cannot prove the promoted
+//    registers are out of the in-flight group), so not pursued;
+//  - producer registers 48 with consumers 232: setmaxnreg.inc waits forever (the increase must
+//    come from what the producer warpgroup gives back; checked by a static_assert now).
+// Next: order the two warpgroups' wgmma batches (named barriers, so one batch completes while
+// the other is queued), TMA multicast of the weight tile across a 2-CTA cluster, an epilogue
+// through shared memory and a tensor store.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
-#include <string>
-#include <type_traits>
 #include <vector>
 
 #include "grouped_gemm_rows.cuh"
@@ -86,7 +100,6 @@ struct WgmmaParams {
   GroupSource src;
   device::StatusBlock* status;
   uint64_t timeout_ns;
-  int ordered;
 };
 
 // Where tile t of the CTA's sequence is: expert e (found by a forward scan of the prefix: a
@@ -279,9 +292,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
   const int col_in_tile = 2 * (lane % 4);
   float acc[kHalves][64], part[64];
-  // Warpgroup 0 issues first: warpgroup 1 signals barrier 1 once up front; warpgroup 0 takes
-  // that signal back after its last batch, so both barriers end balanced.
-  if (p.ordered && wg == 1) tma::named_arrive(1, 256);
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
   for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
@@ -299,11 +309,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         if (h > 0 && h >= tile.halves) break;
-        // Ordered issue: the two warpgroups' batches reach the tensor cores alternately (named
-        // barriers 1 and 2), so one warpgroup's batch completes while the other's is queued.
-        if (p.ordered) tma::named_sync(1 + wg, 256);
         issue_block<Shape>(part, smem_a, smem_b, s, wg, h);
-        if (p.ordered) tma::named_arrive(2 - wg, 256);
         const float b = sc[kBM + h];
         const float lo = sa_lo * b, hi = sa_hi * b;
         wgmma::wait<0>();
@@ -319,7 +325,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       store_half(acc[h], tile, h, col_in_tile, src);
     }
   }
-  if (p.ordered && wg == 0) tma::named_sync(1, 256);
 }
 
 // 2-D tensor map over a row-major [rows, k] e4m3 matrix, boxes of box_rows x 128 bytes,
@@ -351,29 +356,24 @@ struct WgmmaConfig {
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     const CUtensorMap map_act = make_operand_map(src.act, rows, src.k, kBM, "activations");
     const CUtensorMap map_w = make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBN, "weights");
-    static const bool ordered = std::getenv("SYMMOE_EXP_WGMMA_UNORDERED") == nullptr;  // EXPERIMENT
-    const WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), ordered ? 1 : 0};
+    const WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
     const int grid = std::max(slots.sm_count, 1);
     kernel<<<grid, kThreads, Shape::smem_bytes(src.groups), stream>>>(map_act, map_w, params);
     return cudaGetLastError();
   }
 };
 
-using Shape128 = WgmmaShape<1, 6>;
+// 128 x 256 tiles, 4 stages of 48 KiB. Measured at 8 x 4096 gate/up: 128 x 128 tiles (6 stages)
+// 786 TFLOPS against 949 for these in the same process (more operand bytes per flop).
 using Shape256 = WgmmaShape<2, 4>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-  static const char* exp = std::getenv("SYMMOE_EXP_WGMMA");  // EXPERIMENT
-  const std::string v = exp ? exp : "";
-  if (v == "128") return WgmmaConfig<Shape128>::launch(src, slots, stream);
   return WgmmaConfig<Shape256>::launch(src, slots, stream);
 }
 
 void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
-  out.push_back({"sm90_grouped_gemm_fp8_wgmma_128x128", reinterpret_cast<const void*>(WgmmaConfig<Shape128>::kernel),
-                 kMaxSmem, -1});
   out.push_back({"sm90_grouped_gemm_fp8_wgmma_128x256", reinterpret_cast<const void*>(WgmmaConfig<Shape256>::kernel),
                  kMaxSmem, -1});
 }

@@ -88,15 +88,6 @@ SYMMOE_DEVICE void regs_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
 }
 
-// Barrier `id` (1..15; 0 is __syncthreads) among `threads` threads: wait for it, or only
-// signal it.
-SYMMOE_DEVICE void named_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-SYMMOE_DEVICE void named_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 }  // namespace symmoe::gemm::sm90::tma
 
 namespace symmoe::gemm::sm90::wgmma {
