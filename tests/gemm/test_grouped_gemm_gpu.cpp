@@ -225,6 +225,23 @@ const char* name(GemmTile t) {
 }
 const char* name(GroupedLayout l) { return l == GroupedLayout::kMasked ? "masked" : "contiguous"; }
 
+// Runs `tile` with counts[expert] = count (invalid): the failure names the expert, and the
+// other experts match the reference (the invalid one computes nothing).
+void expect_invalid_count_reported(Gpu& g, HostCase c, GemmTile tile, int expert, int count) {
+  c.counts[expert] = count;
+  DeviceCase d(c);
+  d.poison(g.stream);
+  GroupedGemmOptions o;
+  o.tile = tile;
+  g.gemm.run(d.problem(c), g.stream, o);
+  const auto failure = g.rt.take_failure(g.stream);
+  ASSERT_TRUE(failure.has_value()) << name(tile);
+  const std::string text = "grouped GEMM: expert " + std::to_string(expert) + " has counts = " + std::to_string(count);
+  EXPECT_NE(failure->find(text), std::string::npos) << *failure;
+  c.counts[expert] = 0;
+  expect_matches(c, d.out.download(), false, std::string(name(tile)) + ": valid experts next to an invalid one");
+}
+
 TEST(GroupedGemmGpu, EveryDtypeTileAndLayoutMatchesTheReference) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
@@ -278,20 +295,10 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
 
   // An invalid count is reported naming the expert; the other experts are computed.
   HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 4, 256, 256, 8, false, 42);
-  bad.counts[2] = -1;
-  DeviceCase d(bad);
-  d.poison(g.stream);
-  GroupedGemmOptions o;
-  o.tile = GemmTile::kDecode;
-  g.gemm.run(d.problem(bad), g.stream, o);
-  const auto failure = g.rt.take_failure(g.stream);
-  ASSERT_TRUE(failure.has_value());
-  EXPECT_NE(failure->find("grouped GEMM: expert 2 has counts = -1"), std::string::npos) << *failure;
-  bad.counts[2] = 0;
-  expect_matches(bad, d.out.download(), false, "decode: valid experts next to an invalid one");
+  expect_invalid_count_reported(g, bad, GemmTile::kDecode, 2, -1);
 }
 
-// The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 6 stages) and across
+// The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 4 stages) and across
 // tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32 at a
 // time), experts with 0 rows, both layouts; an invalid count is reported naming the expert.
 TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
@@ -310,17 +317,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   expect_matches(exact, run(g, exact, GemmTile::kWgmma, runtime::SmBudget{5, 0}), true, "wgmma integers on 5 SMs");
 
   HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
-  bad.counts[1] = -5;
-  DeviceCase d(bad);
-  d.poison(g.stream);
-  GroupedGemmOptions o;
-  o.tile = GemmTile::kWgmma;
-  g.gemm.run(d.problem(bad), g.stream, o);
-  const auto failure = g.rt.take_failure(g.stream);
-  ASSERT_TRUE(failure.has_value());
-  EXPECT_NE(failure->find("grouped GEMM: expert 1 has counts = -5"), std::string::npos) << *failure;
-  bad.counts[1] = 0;
-  expect_matches(bad, d.out.download(), false, "wgmma: valid experts next to an invalid one");
+  expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
 }
 
 TEST(GroupedGemmGpu, SmBudgetAndGraphReplayGiveTheSameBits) {
