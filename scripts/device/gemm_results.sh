@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The grouped GEMM's GPU tests and result benchmarks on prebuilt binaries (carry
 # build/release/tools/symmoe and build/release/tests/test_gemm_gpu): the two `bench gemm` runs of
-# run_all.sh, then decode sizes per kernel family (--tile decode | small). Output in $OUT:
+# run_all.sh, then decode sizes per kernel family (--tile decode | small), then large M with our
+# wgmma kernel against CUTLASS's large-M tile (--tile wgmma | large). Output in $OUT:
 # test_gemm_gpu.log, gemm_bench_h200.log, gemm_h200.json, gemm_masked_h200.json.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -19,6 +20,11 @@ grep -E "^\[  (PASSED|FAILED) |Failure" $OUT/test_gemm_gpu.log | head -20
     echo "== fp8 decode sizes, contiguous, --tile $t"
     timeout 120 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 8,16,32 --reps 10 --no-baseline 2>&1 |
       grep -E "^  (gate_up|down) |d2d"
+  done
+  for t in wgmma large; do
+    echo "== fp8 large M, contiguous, --tile $t"
+    timeout 180 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 1024,4096 --reps 5 2>&1 |
+      grep -E "^  (gate_up|down) |rror"
   done
 } 2>&1 | tee $OUT/gemm_bench_h200.log
 exit $status
