@@ -5,9 +5,8 @@
 // over every expert's tiles in one persistent grid:
 //  - tiles: expert e has ceil(counts[e] / 128) x ceil(N / 256) tiles; each CTA builds the
 //    prefix of tiles per expert in shared memory from the device-resident row tables (no
-//    argument builder, no host copy: graph-safe) and takes tiles blockIdx.x, + gridDim.x, ...;
-//    within an expert, bands of kBand N-tiles are walked row of tiles by row of tiles, so CTAs
-//    running together share weight tiles (down M) and activation tiles (across the band) in L2;
+//    argument builder, no host copy: graph-safe) and takes tiles blockIdx.x, + gridDim.x, ...
+//    in the order of NOTE [grouped GEMM tile order] (bands of kBand column blocks);
 //  - operands: one 2-D tensor map over all activation rows ([rows, K], box 128 x 128) and one
 //    over all weights ([E * N, K], box 256 x 128), 128-byte swizzle. A tile that runs past its
 //    expert's rows (or columns: N = 128 mod 256) reads the next expert's rows (or zeros past
@@ -58,6 +57,7 @@
 #include "sm90_wgmma_fp8_ops.cuh"
 #include "symmoe/core/cuda_driver.hpp"
 #include "symmoe/core/error.hpp"
+#include "symmoe/device/grouped_gemm_tile_order.cuh"
 #include "symmoe/runtime/device_runtime.hpp"
 
 namespace symmoe::gemm::sm90 {
@@ -102,23 +102,11 @@ struct WgmmaParams {
   uint64_t timeout_ns;
 };
 
-// Where tile t of the CTA's sequence is: expert e (found by a forward scan of the prefix: a
-// CTA's tiles only move forward), its row block and N block.
-struct TilePos {
-  int e, mb, nb;
-};
+using device::GemmTilePos;
 
 template <class Shape>
-SYMMOE_DEVICE TilePos locate_tile(const int* tile_start, int groups, int n_blocks, int t, int& e_hint) {
-  int e = e_hint;
-  while (e + 1 < groups && tile_start[e + 1] <= t) ++e;
-  e_hint = e;
-  const int local = t - tile_start[e];
-  const int m_blocks = (tile_start[e + 1] - tile_start[e]) / n_blocks;
-  const int band = local / (Shape::kBand * m_blocks);
-  const int in_band = local - band * Shape::kBand * m_blocks;
-  const int width = min(Shape::kBand, n_blocks - band * Shape::kBand);
-  return TilePos{e, in_band / width, band * Shape::kBand + in_band % width};
+SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int t, int& e_hint) {
+  return device::locate_gemm_tile(tile_start, groups, n_blocks, Shape::kBand, t, e_hint);
 }
 
 SYMMOE_DEVICE void advance_stage(int& s, uint32_t& phase, int stages) {
@@ -152,7 +140,7 @@ SYMMOE_DEVICE void promote(float (&acc)[64], const float (&part)[64], float lo, 
 
 // The consumer's view of one output tile.
 struct ConsumerTile {
-  TilePos pos;
+  GemmTilePos pos;
   GroupRows rows;
   int r_lo, r_hi;  // this thread's rows within the expert
   int64_t n0;      // first column
@@ -251,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     int s = 0, e_hint = 0;
     uint32_t phase = 0;
     for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
-      const TilePos pos = locate_tile<Shape>(tile_start, groups, n_blocks, t, e_hint);
+      const GemmTilePos pos = locate_tile<Shape>(tile_start, groups, n_blocks, t, e_hint);
       const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
       const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
       const auto a_row = static_cast<int32_t>(rows.row0 + m0);
