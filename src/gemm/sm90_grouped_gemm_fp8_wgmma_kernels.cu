@@ -242,9 +242,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       const GemmTilePos pos = locate_tile<Shape>(tile_start, groups, n_blocks, t, e_hint);
       const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
       const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
+      const int64_t n0 = int64_t{pos.nb} * kBN;  // first column (weight row) of the tile
       const auto a_row = static_cast<int32_t>(rows.row0 + m0);
-      const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + int64_t{pos.nb} * kBN);
-      const int64_t n0 = int64_t{pos.nb} * kBN;
+      const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0);
       const float* sb = src.weight_scales + (int64_t{pos.e} * (src.n / kBK) + n0 / kBK) * kblocks;
       for (int kb = 0; kb < kblocks; ++kb) {
         if (!tma::mbarrier_wait(&empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
@@ -264,10 +264,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (lane < kHalves) tma::cp_async_4(dst + kBM + lane, sb + lane * kblocks + kb, n0 + 128 * lane < src.n);
           tma::cp_async_arrive_noinc(&full[s]);
         }
-        if (++s == kStages) {
-          s = 0;
-          phase ^= 1;
-        }
+        advance_stage(s, phase, kStages);
       }
     }
     return;

@@ -1,6 +1,6 @@
-// PTX for the grouped GEMM's own SM90 mainloop: 2-D tensor (TMA) copies, wgmma shared-memory
-// descriptors and ordering, mbarrier waits with a deadline, register reallocation, named
-// barriers. Private to src/gemm.
+// PTX for the grouped GEMM's own SM90 mainloop: 2-D tensor (TMA) loads, 4-byte cp.async with
+// mbarrier completion, wgmma shared-memory descriptors and ordering, mbarrier waits with a
+// deadline, register reallocation. Private to src/gemm.
 #pragma once
 
 #include <cuda.h>
@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "symmoe/device/bounded_wait.cuh"
-#include "symmoe/device/ptx.cuh"
 #include "symmoe/device/ptx_bulk.cuh"
 
 namespace symmoe::gemm::sm90::tma {
@@ -23,15 +22,6 @@ SYMMOE_DEVICE void load_2d(void* dst, const CUtensorMap* map, int32_t c0, int32_
           smem_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
       : "memory");
-}
-
-// shared -> global: the box of `map` at (c0, c1); tracked by the issuing thread's bulk groups.
-// Elements outside the tensor's extents are not written.
-SYMMOE_DEVICE void store_2d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(c0), "r"(c1), "r"(smem_addr(src))
-               : "memory");
 }
 
 // global -> shared, 4 bytes, zeros (and no read) when !valid; completion is tracked by
@@ -51,31 +41,19 @@ SYMMOE_DEVICE void prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
-// Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
-SYMMOE_DEVICE void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
 SYMMOE_DEVICE void mbarrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
 // Waits for the phase of `bar` with parity `parity`. The pipeline's waits are intra-CTA, but a
-// faulting copy would leave them waiting forever: past `ctx.timeout_ns` the wait is reported
-// (site `site`, tag = stage) and returns false.
+// faulting copy would leave them waiting forever: device::bounded_wait reports a wait past
+// `ctx.timeout_ns` (site `site`, tag = stage) and returns false, as it does on abort.
 SYMMOE_DEVICE bool mbarrier_wait(uint64_t* bar, uint32_t parity, const device::WaitContext& ctx, const char* site,
                                  uint32_t stage) {
-  if (device::bulk::mbarrier_try_wait(bar, parity)) return true;
-  const uint64_t start = device::ptx::globaltimer_ns();
-  for (uint32_t spin = 1;; ++spin) {
-    if (device::bulk::mbarrier_try_wait(bar, parity)) return true;
-    if (spin % 256 == 0) {
-      const uint64_t waited = device::ptx::globaltimer_ns() - start;
-      if (waited > ctx.timeout_ns || device::aborted(ctx.status)) {
-        device::report_failure(ctx, device::StatusCode::kTimeout, device::WaitSite{site, stage, -1, -1}, parity, 0,
-                               waited);
-        return false;
-      }
-    }
-  }
+  return device::bounded_wait(
+      ctx, device::WaitSite{site, stage, -1, -1}, parity,
+      [bar, parity]() -> uint64_t { return device::bulk::mbarrier_try_wait(bar, parity) ? 1 : 0; },
+      [](uint64_t done) { return done != 0; });
 }
 
 // Warpgroup register budgets (every warp of the warpgroup executes it).
