@@ -26,6 +26,13 @@ std::vector<Var> make_registry() {
       {"SYMMOE_BUILD_COMMIT", Type::kString, "",
        "Commit recorded in result files (JSON) in place of the one baked in at configure time; "
        "for builds from a tree without git metadata."},
+      {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
+       "row blocks that share (multicast) each weight tile.",
+       {}, 1, 2},
+      {"SYMMOE_GEMM_WGMMA_ORDERED", Type::kBool, "1",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): the two consumer warpgroups issue "
+       "their wgmma batches in turn (named barriers) rather than as they become ready."},
       {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
        "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
        "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "

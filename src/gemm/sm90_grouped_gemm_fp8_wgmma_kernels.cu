@@ -49,6 +49,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "grouped_gemm_rows.cuh"
@@ -56,6 +59,7 @@
 #include "sm90_tma_wgmma.cuh"
 #include "sm90_wgmma_fp8_ops.cuh"
 #include "symmoe/core/cuda_driver.hpp"
+#include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/device/grouped_gemm_tile_order.cuh"
 #include "symmoe/runtime/device_runtime.hpp"
@@ -67,6 +71,7 @@ namespace {
 constexpr int kBM = 128;       // tile rows: two consumer warpgroups of 64
 constexpr int kBK = 128;       // = kFp8ScaleBlock: one promotion per K block; one 128-byte swizzled row
 constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+constexpr int kConsumerWarps = 8;
 constexpr int kMaxSmem = 232448;  // SM90 opt-in shared memory per block
 // setmaxnreg: the CTA starts with 168 registers per thread (65536 / 384, in steps of 8); the
 // consumers' increase must be covered by what the producer warpgroup gives back, or
@@ -79,14 +84,18 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 
 // A tile is kHalves column halves of 128 (one weight-scale block each): the consumers run
 // the wgmmas of one half into `part` and promote it before the next, so registers hold
-// 64 * kHalves accumulators + 64 partial products per thread.
-template <int kHalves_, int kStages_>
+// 64 * kHalves accumulators + 64 partial products per thread. kCluster CTAs (a 1-D cluster)
+// run the tiles of kCluster consecutive row blocks of one column block together and share
+// its weight tile (NOTE [wgmma weight multicast]).
+template <int kHalves_, int kStages_, int kCluster_>
 struct WgmmaShape {
   static constexpr int kHalves = kHalves_;
   static constexpr int kBN = 128 * kHalves;
   static constexpr int kStages = kStages_;
+  static constexpr int kCluster = kCluster_;
   static constexpr int kABytes = kBM * kBK;
   static constexpr int kBBytes = kBN * kBK;
+  static constexpr int kBSliceRows = kBN / kCluster;  // weight rows each CTA of the cluster loads
   static constexpr int kScaleFloats = kBM + 4;  // 128 activation scales, a weight scale per half, padding
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // [kStages x A][kStages x B][kStages x scales][kStages full bars][kStages empty bars]
@@ -94,6 +103,8 @@ struct WgmmaShape {
   static constexpr int kFixedBytes = kStages * (kABytes + kBBytes + 4 * kScaleFloats) + 2 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 4 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes) / 4 - 1; }
+  static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
+  static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
 };
 
 struct WgmmaParams {
@@ -104,15 +115,91 @@ struct WgmmaParams {
 
 using device::GemmTilePos;
 
+// The tile a CTA of the cluster runs for work unit `u`: units are numbered as tiles of
+// kCluster-row-block height (NOTE [grouped GEMM tile order] over units); cluster rank r takes
+// row block kCluster * unit row + r, which may lie past the expert's rows (then it loads and
+// computes, stores nothing, and reads no scales).
 template <class Shape>
-SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int t, int& e_hint) {
-  return device::locate_gemm_tile(tile_start, groups, n_blocks, Shape::kBand, t, e_hint);
+SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int u, int rank, int& e_hint) {
+  GemmTilePos pos = device::locate_gemm_tile(tile_start, groups, n_blocks, Shape::kBand, u, e_hint);
+  pos.mb = pos.mb * Shape::kCluster + rank;
+  return pos;
 }
 
 SYMMOE_DEVICE void advance_stage(int& s, uint32_t& phase, int stages) {
   if (++s == stages) {
     s = 0;
     phase ^= 1;
+  }
+}
+
+// Shared-memory carve-up (NOTE [fp8 wgmma kernel]); the same offsets in every CTA of a
+// cluster, which the weight multicast and the remote stage releases rely on.
+template <class Shape>
+struct Smem {
+  uint8_t* a;
+  uint8_t* b;
+  float* scales;
+  uint64_t* full;
+  uint64_t* empty;
+  int* tile_start;
+  SYMMOE_DEVICE explicit Smem(uint8_t* base) {
+    a = base;
+    b = a + Shape::kStages * Shape::kABytes;
+    scales = reinterpret_cast<float*>(b + Shape::kStages * Shape::kBBytes);
+    full = reinterpret_cast<uint64_t*>(scales + Shape::kStages * Shape::kScaleFloats);
+    empty = full + Shape::kStages;
+    tile_start = reinterpret_cast<int*>(empty + Shape::kStages);
+  }
+};
+
+// Producer warpgroup: thread 0 issues the tensor copies, warp 1 the scale copies; the other
+// threads have nothing to do. Returns at the end of the work or on a failed wait.
+template <class Shape>
+SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const GroupSource& src,
+                           const Smem<Shape>& sm, int units, int n_blocks, const device::WaitContext& ctx) {
+  constexpr int kStages = Shape::kStages, kHalves = Shape::kHalves;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x != 0 && warp != 1) return;
+  const int kblocks = src.k / kBK;
+  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(tma::cluster_rank());
+  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(tma::cluster_id());
+  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(tma::cluster_count());
+  int s = 0, e_hint = 0;
+  uint32_t phase = 0;
+  for (int u = first; u < units; u += stride) {
+    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint);
+    const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
+    const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
+    const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
+    const auto a_row = static_cast<int32_t>(rows.row0 + m0);
+    const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rank * Shape::kBSliceRows);
+    const float* sb = src.weight_scales + (int64_t{pos.e} * (src.n / kBK) + n0 / kBK) * kblocks;
+    for (int kb = 0; kb < kblocks; ++kb) {
+      if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
+      if (warp == 0) {
+        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], Shape::kABytes + Shape::kBBytes);
+        tma::load_2d(sm.a + s * Shape::kABytes, &map_act, kb * kBK, a_row, &sm.full[s]);
+        uint8_t* b_dst = sm.b + s * Shape::kBBytes + rank * Shape::kBSliceRows * kBK;
+        if constexpr (Shape::kCluster == 1) {
+          tma::load_2d(b_dst, &map_weights, kb * kBK, b_row, &sm.full[s]);
+        } else {
+          tma::load_2d_multicast(b_dst, &map_weights, kb * kBK, b_row, &sm.full[s], (1u << Shape::kCluster) - 1);
+        }
+      } else {
+        float* dst = sm.scales + s * Shape::kScaleFloats;
+#pragma unroll
+        for (int i = 0; i < kBM / 32; ++i) {
+          const int r = 32 * i + lane;
+          const bool live = m0 + r < rows.count;
+          const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
+          tma::cp_async_4(dst + r, p_src, live);
+        }
+        if (lane < kHalves) tma::cp_async_4(dst + kBM + lane, sb + lane * kblocks + kb, n0 + 128 * lane < src.n);
+        tma::cp_async_arrive_noinc(&sm.full[s]);
+      }
+      advance_stage(s, phase, kStages);
+    }
   }
 }
 
@@ -140,7 +227,6 @@ SYMMOE_DEVICE void promote(float (&acc)[64], const float (&part)[64], float lo, 
 
 // The consumer's view of one output tile.
 struct ConsumerTile {
-  GemmTilePos pos;
   GroupRows rows;
   int r_lo, r_hi;  // this thread's rows within the expert
   int64_t n0;      // first column
@@ -148,14 +234,14 @@ struct ConsumerTile {
 };
 
 template <class Shape>
-SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const int* tile_start, int n_blocks, int t, int& e_hint,
-                                      int r_in_tile) {
+SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const int* tile_start, int n_blocks, int u, int rank,
+                                      int& e_hint, int r_in_tile) {
+  const GemmTilePos pos = locate_tile<Shape>(tile_start, src.groups, n_blocks, u, rank, e_hint);
   ConsumerTile c;
-  c.pos = locate_tile<Shape>(tile_start, src.groups, n_blocks, t, e_hint);
-  c.rows = resolve_group_rows(src, c.pos.e, nullptr, false, "");
-  c.r_lo = c.pos.mb * kBM + r_in_tile;
+  c.rows = resolve_group_rows(src, pos.e, nullptr, false, "");
+  c.r_lo = pos.mb * kBM + r_in_tile;
   c.r_hi = c.r_lo + 8;
-  c.n0 = int64_t{c.pos.nb} * Shape::kBN;
+  c.n0 = int64_t{pos.nb} * Shape::kBN;
   c.halves = Shape::kHalves == 1 || c.n0 + 128 < src.n ? Shape::kHalves : 1;
   return c;
 }
@@ -177,38 +263,126 @@ SYMMOE_DEVICE void store_half(const float (&acc)[64], const ConsumerTile& c, int
   }
 }
 
+// Stage s is free again for this warp: one arrival on its empty barrier in every CTA of the
+// cluster (their producers multicast into this CTA's stage s).
 template <class Shape>
+SYMMOE_DEVICE void release_stage(uint64_t* empty) {
+  if constexpr (Shape::kCluster == 1) {
+    tma::mbarrier_arrive(empty);
+  } else {
+#pragma unroll
+    for (int c = 0; c < Shape::kCluster; ++c) tma::mbarrier_arrive_cluster(empty, c);
+  }
+}
+
+// Consumer warpgroups: wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows r and
+// r + 8 with r = 64 wg + 16 (warp % 4) + lane / 4.
+//
+// NOTE [ordered wgmma issue]: with kOrdered the two consumer warpgroups issue their batches
+// (one column half of one K block) in turn, wg 0 first: named barrier 1 + wg is "my turn",
+// the other warpgroup arrives on it after issuing. wg 1 primes barrier 1 once and wg 0
+// consumes its last arrival after the loop, so every barrier completes exactly as often as
+// it is waited on. Both warpgroups run the same tiles and halves, hence the same number of
+// batches. A failed stage wait therefore does not leave the loop: the thread stops waiting
+// (the failure is reported and has set the abort flag, so the other waiters stop too), keeps
+// issuing (wgmma must stay warpgroup-uniform; the stale operands are only read) and releasing
+// stages, and stores nothing.
+template <class Shape, bool kOrdered>
+SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int units, int n_blocks,
+                           const device::WaitContext& ctx) {
+  constexpr int kHalves = Shape::kHalves, kStages = Shape::kStages;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wg = warp / 4 - 1;
+  const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
+  const int col_in_tile = 2 * (lane % 4);
+  const int kblocks = src.k / kBK;
+  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(tma::cluster_rank());
+  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(tma::cluster_id());
+  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(tma::cluster_count());
+  if (kOrdered && wg == 1) tma::named_arrive<1>(256);
+  float acc[kHalves][64], part[64];
+  int s = 0, e_hint = 0;
+  uint32_t phase = 0;
+  bool ok = true;
+  for (int u = first; u < units; u += stride) {
+    const ConsumerTile tile = enter_tile<Shape>(src, sm.tile_start, n_blocks, u, rank, e_hint, r_in_tile);
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) acc[h][i] = 0.f;
+    }
+    for (int kb = 0; kb < kblocks; ++kb) {
+      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+      __syncwarp();
+      const float* sc = sm.scales + s * Shape::kScaleFloats;
+      const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8];
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h) {
+        if (h > 0 && h >= tile.halves) break;
+        if (kOrdered) wg == 0 ? tma::named_sync<1>(256) : tma::named_sync<2>(256);
+        issue_block<Shape>(part, sm.a, sm.b, s, wg, h);
+        if (kOrdered) wg == 0 ? tma::named_arrive<2>(256) : tma::named_arrive<1>(256);
+        const float b = sc[kBM + h];
+        const float lo = sa_lo * b, hi = sa_hi * b;
+        wgmma::wait<0>();
+        wgmma::fence_operands(part);
+        if (lane == 0 && h + 1 == tile.halves) release_stage<Shape>(&sm.empty[s]);
+        promote(acc[h], part, lo, hi);
+      }
+      advance_stage(s, phase, kStages);
+    }
+    if (!ok) continue;
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+      if (h > 0 && h >= tile.halves) break;
+      store_half(acc[h], tile, h, col_in_tile, src);
+    }
+  }
+  if (kOrdered && wg == 0) tma::named_sync<1>(256);
+}
+
+// NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of the same
+// expert and column block and consecutive row blocks (one work unit, locate_tile), so they
+// need the same weight tile each K block: CTA r loads weight rows r * kBSliceRows ..
+// (r + 1) * kBSliceRows - 1 of it and multicasts them into stage s of every CTA of the
+// cluster, at the same offset. Hence:
+//  - each CTA's full barrier expects its own activation bytes plus the whole weight tile
+//    (slices from every CTA; a peer's bytes may land before this CTA's expect-tx, which only
+//    lowers the transaction count of a phase that still lacks its arrivals);
+//  - a producer may refill stage s only when the consumers of every CTA released it: each
+//    consumer warp arrives on stage s's empty barrier in every CTA (kCluster x 8 arrivals);
+//  - the barriers are initialised before any CTA of the cluster runs (cluster_sync after
+//    init), and no CTA exits while a peer may still arrive on its barriers or write its
+//    stages (cluster_sync at the end, reached by every thread, producers included).
+// Every CTA of a cluster walks the same units, so the stage sequence matches across the CTAs.
+template <class Shape, bool kOrdered>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_grouped_gemm_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap map_act,
                                        const __grid_constant__ CUtensorMap map_weights, const WgmmaParams p) {
-  constexpr int kBN = Shape::kBN, kStages = Shape::kStages, kHalves = Shape::kHalves;
+  constexpr int kBN = Shape::kBN, kStages = Shape::kStages;
   const GroupSource& src = p.src;
   const int groups = src.groups;
   const int n_blocks = (src.n + kBN - 1) / kBN;  // N is a multiple of 128: only the last half may be past N
-  const int kblocks = src.k / kBK;
 
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  uint8_t* smem_a = smem;
-  uint8_t* smem_b = smem + kStages * Shape::kABytes;
-  auto* scales = reinterpret_cast<float*>(smem_b + kStages * Shape::kBBytes);
-  auto* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleFloats);
-  uint64_t* empty = full + kStages;
-  auto* tile_start = reinterpret_cast<int*>(empty + kStages);
+  // 1024-byte aligned (the 128-byte swizzle's period) by an offset from smem_raw, so the
+  // compiler still sees shared-memory pointers (shared loads, not generic ones).
+  const Smem<Shape> sm(smem_raw + ((1024 - (tma::smem_addr(smem_raw) & 1023)) & 1023));
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  // Tiles per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
+  // Units per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
   // reports them.
   for (int e = tid; e < groups; e += kThreads) {
     const GroupRows rows = resolve_group_rows(src, e, p.status, blockIdx.x == 0, "grouped_gemm_fp8_wgmma");
-    tile_start[e + 1] = (rows.count + kBM - 1) / kBM * n_blocks;
+    const int m_blocks = (rows.count + kBM - 1) / kBM;
+    sm.tile_start[e + 1] = (m_blocks + Shape::kCluster - 1) / Shape::kCluster * n_blocks;
   }
   if (tid == 0) {
     tma::prefetch_map(&map_act);
     tma::prefetch_map(&map_weights);
     for (int s = 0; s < kStages; ++s) {
-      device::bulk::mbarrier_init(&full[s], 1 + 32);  // expect-tx arrival + the scale warp's lanes
-      device::bulk::mbarrier_init(&empty[s], 2 * 4);  // one arrival per consumer warp
+      device::bulk::mbarrier_init(&sm.full[s], 1 + 32);  // expect-tx arrival + the scale warp's lanes
+      device::bulk::mbarrier_init(&sm.empty[s], Shape::kCluster * kConsumerWarps);
     }
     device::bulk::fence_mbarrier_init();
   }
@@ -217,99 +391,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     int carry = 0;
     for (int base = 0; base < groups; base += 32) {
       const int e = base + lane;
-      int v = e < groups ? tile_start[e + 1] : 0;
+      int v = e < groups ? sm.tile_start[e + 1] : 0;
 #pragma unroll
       for (int d = 1; d < 32; d *= 2) {
         const int u = __shfl_up_sync(0xffffffffu, v, d);
         if (lane >= d) v += u;
       }
-      if (e < groups) tile_start[e + 1] = carry + v;
+      if (e < groups) sm.tile_start[e + 1] = carry + v;
       carry += __shfl_sync(0xffffffffu, v, 31);
     }
-    if (lane == 0) tile_start[0] = 0;
+    if (lane == 0) sm.tile_start[0] = 0;
   }
   __syncthreads();
-  const int total_tiles = tile_start[groups];
+  if constexpr (Shape::kCluster > 1) tma::cluster_sync();
+  const int units = sm.tile_start[groups];
   const device::WaitContext ctx{p.status, p.timeout_ns, "grouped_gemm_fp8_wgmma"};
 
   if (warp < 4) {
-    // Producer warpgroup: thread 0 issues the tensor copies, warp 1 the scale copies.
     tma::regs_dec<kProducerRegs>();
-    if (tid != 0 && warp != 1) return;
-    int s = 0, e_hint = 0;
-    uint32_t phase = 0;
-    for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
-      const GemmTilePos pos = locate_tile<Shape>(tile_start, groups, n_blocks, t, e_hint);
-      const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
-      const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
-      const int64_t n0 = int64_t{pos.nb} * kBN;  // first column (weight row) of the tile
-      const auto a_row = static_cast<int32_t>(rows.row0 + m0);
-      const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0);
-      const float* sb = src.weight_scales + (int64_t{pos.e} * (src.n / kBK) + n0 / kBK) * kblocks;
-      for (int kb = 0; kb < kblocks; ++kb) {
-        if (!tma::mbarrier_wait(&empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
-        if (warp == 0) {
-          device::bulk::mbarrier_arrive_expect_tx(&full[s], Shape::kABytes + Shape::kBBytes);
-          tma::load_2d(smem_a + s * Shape::kABytes, &map_act, kb * kBK, a_row, &full[s]);
-          tma::load_2d(smem_b + s * Shape::kBBytes, &map_weights, kb * kBK, b_row, &full[s]);
-        } else {
-          float* dst = scales + s * Shape::kScaleFloats;
-#pragma unroll
-          for (int i = 0; i < kBM / 32; ++i) {
-            const int r = 32 * i + lane;
-            const bool live = m0 + r < rows.count;
-            const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
-            tma::cp_async_4(dst + r, p_src, live);
-          }
-          if (lane < kHalves) tma::cp_async_4(dst + kBM + lane, sb + lane * kblocks + kb, n0 + 128 * lane < src.n);
-          tma::cp_async_arrive_noinc(&full[s]);
-        }
-        advance_stage(s, phase, kStages);
-      }
-    }
-    return;
+    produce<Shape>(map_act, map_weights, src, sm, units, n_blocks, ctx);
+  } else {
+    tma::regs_inc<kConsumerRegs>();
+    consume<Shape, kOrdered>(src, sm, units, n_blocks, ctx);
   }
-
-  // Consumers: warpgroup wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows
-  // r and r + 8 with r = 64 wg + 16 (warp % 4) + lane / 4.
-  tma::regs_inc<kConsumerRegs>();
-  const int wg = warp / 4 - 1;
-  const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
-  const int col_in_tile = 2 * (lane % 4);
-  float acc[kHalves][64], part[64];
-  int s = 0, e_hint = 0;
-  uint32_t phase = 0;
-  for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
-    const ConsumerTile tile = enter_tile<Shape>(src, tile_start, n_blocks, t, e_hint, r_in_tile);
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h) {
-#pragma unroll
-      for (int i = 0; i < 64; ++i) acc[h][i] = 0.f;
-    }
-    for (int kb = 0; kb < kblocks; ++kb) {
-      if (!tma::mbarrier_wait(&full[s], phase, ctx, "gemm_stage_full", s)) return;
-      __syncwarp();
-      const float* sc = scales + s * Shape::kScaleFloats;
-      const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8];
-#pragma unroll
-      for (int h = 0; h < kHalves; ++h) {
-        if (h > 0 && h >= tile.halves) break;
-        issue_block<Shape>(part, smem_a, smem_b, s, wg, h);
-        const float b = sc[kBM + h];
-        const float lo = sa_lo * b, hi = sa_hi * b;
-        wgmma::wait<0>();
-        wgmma::fence_operands(part);
-        if (lane == 0 && h + 1 == tile.halves) tma::mbarrier_arrive(&empty[s]);
-        promote(acc[h], part, lo, hi);
-      }
-      advance_stage(s, phase, kStages);
-    }
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h) {
-      if (h > 0 && h >= tile.halves) break;
-      store_half(acc[h], tile, h, col_in_tile, src);
-    }
-  }
+  if constexpr (Shape::kCluster > 1) tma::cluster_sync();
 }
 
 // 2-D tensor map over a row-major [rows, k] e4m3 matrix, boxes of box_rows x 128 bytes,
@@ -332,35 +437,92 @@ CUtensorMap make_operand_map(const void* base, int64_t rows, int64_t k, int box_
   return map;
 }
 
+// Persistent CTAs for a launch of `kernel` in clusters of `cluster`: the SM budget, in whole
+// clusters, and no more clusters than can be resident at once (GPCs hold whole clusters, so
+// that can be fewer than budget / cluster). Queried once per device and kernel.
+int persistent_ctas(const void* kernel, int cluster, int sm_budget, int device) {
+  if (cluster == 1) return std::max(sm_budget, 1);
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> resident;
+  int clusters = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = resident.find({kernel, device});
+    if (it == resident.end()) {
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(cluster, 1, 1);
+      config.blockDim = dim3(kThreads, 1, 1);
+      config.dynamicSmemBytes = kMaxSmem;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = cluster;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = 1;
+      config.attrs = attr;
+      config.numAttrs = 1;
+      int n = 0;
+      const cudaError_t rc = cudaOccupancyMaxActiveClusters(&n, kernel, &config);
+      SYMMOE_CHECK(rc == cudaSuccess && n > 0, "grouped GEMM (fp8 wgmma): no cluster of ", cluster,
+                   " CTAs fits on device ", device, " (cudaOccupancyMaxActiveClusters: ", cudaGetErrorString(rc),
+                   ", ", n, ")");
+      it = resident.emplace(std::make_pair(kernel, device), n).first;
+    }
+    clusters = it->second;
+  }
+  return std::max(std::min(clusters, sm_budget / cluster), 1) * cluster;
+}
+
 template <class Shape>
 struct WgmmaConfig {
-  static constexpr auto kernel = &sm90_grouped_gemm_fp8_wgmma_kernel<Shape>;
+  static constexpr auto kernel_free = &sm90_grouped_gemm_fp8_wgmma_kernel<Shape, false>;
+  static constexpr auto kernel_ordered = &sm90_grouped_gemm_fp8_wgmma_kernel<Shape, true>;
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
     SYMMOE_CHECK(src.groups <= Shape::max_groups(), "grouped GEMM (fp8 wgmma): ", src.groups,
                  " experts; the tile table in shared memory holds at most ", Shape::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     const CUtensorMap map_act = make_operand_map(src.act, rows, src.k, kBM, "activations");
-    const CUtensorMap map_w = make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBN, "weights");
+    const CUtensorMap map_w =
+        make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
     const WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
-    const int grid = std::max(slots.sm_count, 1);
-    kernel<<<grid, kThreads, Shape::smem_bytes(src.groups), stream>>>(map_act, map_w, params);
-    return cudaGetLastError();
+    const auto kernel = env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED") ? kernel_ordered : kernel_free;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(persistent_ctas(reinterpret_cast<const void*>(kernel), Shape::kCluster, slots.sm_count,
+                                          slots.device),
+                          1, 1);
+    config.blockDim = dim3(kThreads, 1, 1);
+    config.dynamicSmemBytes = Shape::smem_bytes(src.groups);
+    config.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = Shape::kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, map_act, map_w, params);
+  }
+  static void append(std::vector<runtime::KernelEntry>& out, const char* name, const char* name_ordered) {
+    out.push_back({name, reinterpret_cast<const void*>(kernel_free), kMaxSmem, -1});
+    out.push_back({name_ordered, reinterpret_cast<const void*>(kernel_ordered), kMaxSmem, -1});
   }
 };
 
 // 128 x 256 tiles, 4 stages of 48 KiB. Measured at 8 x 4096 gate/up: 128 x 128 tiles (6 stages)
 // 786 TFLOPS against 949 for these in the same process (more operand bytes per flop).
-using Shape256 = WgmmaShape<2, 4>;
+using Shape256 = WgmmaShape<2, 4, 1>;
+using Shape256Pair = WgmmaShape<2, 4, 2>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+  if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) return WgmmaConfig<Shape256Pair>::launch(src, slots, stream);
   return WgmmaConfig<Shape256>::launch(src, slots, stream);
 }
 
 void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
-  out.push_back({"sm90_grouped_gemm_fp8_wgmma_128x256", reinterpret_cast<const void*>(WgmmaConfig<Shape256>::kernel),
-                 kMaxSmem, -1});
+  WgmmaConfig<Shape256>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256", "sm90_grouped_gemm_fp8_wgmma_128x256_ordered");
+  WgmmaConfig<Shape256Pair>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_c2",
+                                    "sm90_grouped_gemm_fp8_wgmma_128x256_c2_ordered");
 }
 
 }  // namespace

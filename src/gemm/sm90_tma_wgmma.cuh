@@ -24,6 +24,17 @@ SYMMOE_DEVICE void load_2d(void* dst, const CUtensorMap* map, int32_t c0, int32_
       : "memory");
 }
 
+// global -> shared of every CTA of the cluster in `cta_mask`, at dst's offset in each,
+// completing the bytes on the mbarrier at bar's offset in each of them.
+SYMMOE_DEVICE void load_2d_multicast(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint64_t* bar,
+                                     uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+      : "memory");
+}
+
 // global -> shared, 4 bytes, zeros (and no read) when !valid; completion is tracked by
 // cp_async_arrive_noinc.
 SYMMOE_DEVICE void cp_async_4(void* dst, const void* src, bool valid) {
@@ -45,6 +56,42 @@ SYMMOE_DEVICE void mbarrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
+// Arrives on the mbarrier at bar's offset in the shared memory of cluster CTA `cta` (this
+// CTA's own rank included). Default (CTA-scope) semantics, as a stage release needs: what it
+// orders is this warp's completed wgmma reads of the stage before the peer's next tensor
+// copy into it; .release.cluster would cost a GPU-wide MEMBAR per arrival.
+SYMMOE_DEVICE void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n\t.reg .b32 remote;\n\t"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+
+// Cluster geometry (x only: the kernels launch 1-D clusters).
+SYMMOE_DEVICE uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+SYMMOE_DEVICE uint32_t cluster_id() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+SYMMOE_DEVICE uint32_t cluster_count() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster arrives (release) and waits (acquire); threads of
+// a warp may arrive at different times (not .aligned).
+SYMMOE_DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // Waits for the phase of `bar` with parity `parity`. The pipeline's waits are intra-CTA, but a
 // faulting copy would leave them waiting forever: device::bounded_wait reports a wait past
 // `ctx.timeout_ns` (site `site`, tag = stage) and returns false, as it does on abort.
@@ -64,6 +111,18 @@ SYMMOE_DEVICE void regs_dec() {
 template <int kRegs>
 SYMMOE_DEVICE void regs_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+// Named barrier kId (1-15; 0 is __syncthreads) completing when `threads` threads (whole warps)
+// have arrived: named_sync arrives and waits for completion, named_arrive arrives only. The id
+// is an immediate, so ptxas reserves only the barriers used.
+template <int kId>
+SYMMOE_DEVICE void named_sync(uint32_t threads) {
+  asm volatile("bar.sync %0, %1;" ::"n"(kId), "r"(threads) : "memory");
+}
+template <int kId>
+SYMMOE_DEVICE void named_arrive(uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" ::"n"(kId), "r"(threads) : "memory");
 }
 
 }  // namespace symmoe::gemm::sm90::tma

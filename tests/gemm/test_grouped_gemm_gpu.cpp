@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/device_array.hpp"
+#include "support/env_guard.hpp"
 #include "support/error_text.hpp"
 #include "support/gpu.hpp"
 #include "symmoe/core/bf16.hpp"
@@ -298,26 +299,36 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
   expect_invalid_count_reported(g, bad, GemmTile::kDecode, 2, -1);
 }
 
-// The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 4 stages) and across
-// tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32 at a
-// time), experts with 0 rows, both layouts; an invalid count is reported naming the expert.
+// The wgmma kernel, in every variant (clusters of 1 and 2 CTAs, free and ordered issue): the
+// stage ring wraps inside a tile (14 K blocks over 4 stages) and across tiles (3 SMs: many
+// tiles per CTA), more than 32 experts (the tile prefix is built 32 at a time), experts with 0
+// rows and odd row-block counts (a cluster pair's second tile past the rows), both layouts; an
+// invalid count is reported naming the expert.
 TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
-  uint64_t seed = 500;
-  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
-    const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 1792, 300, false, seed++);
-    expect_matches(c, run(g, c, GemmTile::kWgmma), false, std::string("wgmma ") + name(layout) + " K 1792");
-    expect_matches(c, run(g, c, GemmTile::kWgmma, runtime::SmBudget{3, 0}), false,
-                   std::string("wgmma ") + name(layout) + " K 1792 on 3 SMs");
-    const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 256, 140, false, seed++);
-    expect_matches(many, run(g, many, GemmTile::kWgmma), false, std::string("wgmma ") + name(layout) + " 40 experts");
-  }
-  const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
-  expect_matches(exact, run(g, exact, GemmTile::kWgmma, runtime::SmBudget{5, 0}), true, "wgmma integers on 5 SMs");
+  for (const char* cluster : {"1", "2"}) {
+    for (const char* ordered : {"0", "1"}) {
+      const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", cluster);
+      const test::EnvGuard env_ordered("SYMMOE_GEMM_WGMMA_ORDERED", ordered);
+      const std::string variant = std::string("wgmma (cluster ") + cluster + ", ordered " + ordered + ") ";
+      uint64_t seed = 500;
+      for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+        const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 1792, 300, false, seed++);
+        expect_matches(c, run(g, c, GemmTile::kWgmma), false, variant + name(layout) + " K 1792");
+        expect_matches(c, run(g, c, GemmTile::kWgmma, runtime::SmBudget{3, 0}), false,
+                       variant + name(layout) + " K 1792 on 3 SMs");
+        const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 256, 140, false, seed++);
+        expect_matches(many, run(g, many, GemmTile::kWgmma), false, variant + name(layout) + " 40 experts");
+      }
+      const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
+      expect_matches(exact, run(g, exact, GemmTile::kWgmma, runtime::SmBudget{5, 0}), true,
+                     variant + "integers on 5 SMs");
 
-  HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
-  expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
+      HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
+      expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
+    }
+  }
 }
 
 TEST(GroupedGemmGpu, SmBudgetAndGraphReplayGiveTheSameBits) {
