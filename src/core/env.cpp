@@ -30,9 +30,11 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",
        {}, 1, 2},
-      {"SYMMOE_GEMM_WGMMA_ORDERED", Type::kBool, "1",
-       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): the two consumer warpgroups issue "
-       "their wgmma batches in turn (named barriers) rather than as they become ready."},
+      {"SYMMOE_GEMM_WGMMA_ORDERED", Type::kInt, "1",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): how the two consumer warpgroups "
+       "take turns with their wgmma batches: 0 not at all, 1 the turn passes once a batch is "
+       "issued, 2 once all but its last wgmma are done, 3 once it is done.",
+       {}, 0, 3},
       {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
        "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
        "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "

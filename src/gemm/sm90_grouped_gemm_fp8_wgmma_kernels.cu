@@ -204,14 +204,18 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
 }
 
 // The four wgmmas of one 128-wide K block of stage s into d (overwritten): this warpgroup's 64
-// activation rows x weight rows 128 h .. 128 h + 127.
-template <class Shape>
+// activation rows x weight rows 128 h .. 128 h + 127. kSplit commits the last wgmma as a group
+// of its own, so wgmma::wait<1> returns when only that one is left.
+template <class Shape, bool kSplit>
 SYMMOE_DEVICE void issue_block(float (&d)[64], const uint8_t* smem_a, const uint8_t* smem_b, int s, int wg, int h) {
   const uint64_t da = wgmma::desc_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK);
   const uint64_t db = wgmma::desc_k_major_sw128(smem_b + s * Shape::kBBytes) + h * (128 * kBK / 16);
   wgmma::fence();
 #pragma unroll
-  for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n128k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+  for (int k = 0; k < kBK / 32; ++k) {
+    if (kSplit && k == kBK / 32 - 1) wgmma::commit();
+    wgmma::mma_m64n128k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+  }
   wgmma::commit();
 }
 
@@ -278,16 +282,22 @@ SYMMOE_DEVICE void release_stage(uint64_t* empty) {
 // Consumer warpgroups: wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows r and
 // r + 8 with r = 64 wg + 16 (warp % 4) + lane / 4.
 //
-// NOTE [ordered wgmma issue]: with kOrdered the two consumer warpgroups issue their batches
-// (one column half of one K block) in turn, wg 0 first: named barrier 1 + wg is "my turn",
-// the other warpgroup arrives on it after issuing. wg 1 primes barrier 1 once and wg 0
-// consumes its last arrival after the loop, so every barrier completes exactly as often as
-// it is waited on. Both warpgroups run the same tiles and halves, hence the same number of
-// batches. A failed stage wait therefore does not leave the loop: the thread stops waiting
-// (the failure is reported and has set the abort flag, so the other waiters stop too), keeps
-// issuing (wgmma must stay warpgroup-uniform; the stale operands are only read) and releasing
-// stages, and stores nothing.
-template <class Shape, bool kOrdered>
+// NOTE [ordered wgmma issue]: kHandoff != kFree makes the two consumer warpgroups take turns
+// with their batches (one column half of one K block), wg 0 first: named barrier 1 + wg is
+// "my turn", and the other warpgroup arrives on it once its own batch has reached the handoff
+// point — issued (kAfterIssue), all but its last wgmma done (kBeforeLast), or done (kAfterDone).
+// wg 1 primes barrier 1 once and wg 0 consumes its last arrival after the loop, so every
+// barrier completes exactly as often as it is waited on. Both warpgroups run the same tiles
+// and halves, hence the same number of batches. A failed stage wait therefore does not leave
+// the loop: the thread stops waiting (the failure is reported and has set the abort flag, so
+// the other waiters stop too), keeps issuing (wgmma must stay warpgroup-uniform; the stale
+// operands are only read) and releasing stages, and stores nothing.
+enum Handoff : int { kFree = 0, kAfterIssue = 1, kBeforeLast = 2, kAfterDone = 3 };
+
+SYMMOE_DEVICE void take_turn(int wg) { wg == 0 ? tma::named_sync<1>(256) : tma::named_sync<2>(256); }
+SYMMOE_DEVICE void pass_turn(int wg) { wg == 0 ? tma::named_arrive<2>(256) : tma::named_arrive<1>(256); }
+
+template <class Shape, int kHandoff>
 SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int units, int n_blocks,
                            const device::WaitContext& ctx) {
   constexpr int kHalves = Shape::kHalves, kStages = Shape::kStages;
@@ -299,7 +309,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
   const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(tma::cluster_rank());
   const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(tma::cluster_id());
   const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(tma::cluster_count());
-  if (kOrdered && wg == 1) tma::named_arrive<1>(256);
+  if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
   float acc[kHalves][64], part[64];
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
@@ -319,13 +329,18 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         if (h > 0 && h >= tile.halves) break;
-        if (kOrdered) wg == 0 ? tma::named_sync<1>(256) : tma::named_sync<2>(256);
-        issue_block<Shape>(part, sm.a, sm.b, s, wg, h);
-        if (kOrdered) wg == 0 ? tma::named_arrive<2>(256) : tma::named_arrive<1>(256);
+        if (kHandoff != kFree) take_turn(wg);
+        issue_block<Shape, kHandoff == kBeforeLast>(part, sm.a, sm.b, s, wg, h);
+        if (kHandoff == kAfterIssue) pass_turn(wg);
         const float b = sc[kBM + h];
         const float lo = sa_lo * b, hi = sa_hi * b;
+        if (kHandoff == kBeforeLast) {
+          wgmma::wait<1>();
+          pass_turn(wg);
+        }
         wgmma::wait<0>();
         wgmma::fence_operands(part);
+        if (kHandoff == kAfterDone) pass_turn(wg);
         if (lane == 0 && h + 1 == tile.halves) release_stage<Shape>(&sm.empty[s]);
         promote(acc[h], part, lo, hi);
       }
@@ -338,7 +353,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
       store_half(acc[h], tile, h, col_in_tile, src);
     }
   }
-  if (kOrdered && wg == 0) tma::named_sync<1>(256);
+  if (kHandoff != kFree && wg == 0) tma::named_sync<1>(256);
 }
 
 // NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of the same
@@ -355,7 +370,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
 //    init), and no CTA exits while a peer may still arrive on its barriers or write its
 //    stages (cluster_sync at the end, reached by every thread, producers included).
 // Every CTA of a cluster walks the same units, so the stage sequence matches across the CTAs.
-template <class Shape, bool kOrdered>
+template <class Shape, int kHandoff>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_grouped_gemm_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap map_act,
                                        const __grid_constant__ CUtensorMap map_weights, const WgmmaParams p) {
@@ -412,7 +427,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<Shape>(map_act, map_weights, src, sm, units, n_blocks, ctx);
   } else {
     tma::regs_inc<kConsumerRegs>();
-    consume<Shape, kOrdered>(src, sm, units, n_blocks, ctx);
+    consume<Shape, kHandoff>(src, sm, units, n_blocks, ctx);
   }
   if constexpr (Shape::kCluster > 1) tma::cluster_sync();
 }
@@ -474,21 +489,24 @@ int persistent_ctas(const void* kernel, int cluster, int sm_budget, int device) 
 
 template <class Shape>
 struct WgmmaConfig {
-  static constexpr auto kernel_free = &sm90_grouped_gemm_fp8_wgmma_kernel<Shape, false>;
-  static constexpr auto kernel_ordered = &sm90_grouped_gemm_fp8_wgmma_kernel<Shape, true>;
+  static const void* kernel(int handoff) {
+    switch (handoff) {
+      case kFree: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kFree>);
+      case kAfterIssue: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kAfterIssue>);
+      case kBeforeLast: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kBeforeLast>);
+      default: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kAfterDone>);
+    }
+  }
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
     SYMMOE_CHECK(src.groups <= Shape::max_groups(), "grouped GEMM (fp8 wgmma): ", src.groups,
                  " experts; the tile table in shared memory holds at most ", Shape::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
-    const CUtensorMap map_act = make_operand_map(src.act, rows, src.k, kBM, "activations");
-    const CUtensorMap map_w =
-        make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
-    const WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
-    const auto kernel = env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED") ? kernel_ordered : kernel_free;
+    CUtensorMap map_act = make_operand_map(src.act, rows, src.k, kBM, "activations");
+    CUtensorMap map_w = make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
+    WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
+    const void* fn = kernel(static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ORDERED")));
     cudaLaunchConfig_t config{};
-    config.gridDim = dim3(persistent_ctas(reinterpret_cast<const void*>(kernel), Shape::kCluster, slots.sm_count,
-                                          slots.device),
-                          1, 1);
+    config.gridDim = dim3(persistent_ctas(fn, Shape::kCluster, slots.sm_count, slots.device), 1, 1);
     config.blockDim = dim3(kThreads, 1, 1);
     config.dynamicSmemBytes = Shape::smem_bytes(src.groups);
     config.stream = stream;
@@ -499,11 +517,12 @@ struct WgmmaConfig {
     attr[0].val.clusterDim.z = 1;
     config.attrs = attr;
     config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, kernel, map_act, map_w, params);
+    void* args[] = {&map_act, &map_w, &params};
+    return cudaLaunchKernelExC(&config, fn, args);
   }
-  static void append(std::vector<runtime::KernelEntry>& out, const char* name, const char* name_ordered) {
-    out.push_back({name, reinterpret_cast<const void*>(kernel_free), kMaxSmem, -1});
-    out.push_back({name_ordered, reinterpret_cast<const void*>(kernel_ordered), kMaxSmem, -1});
+  // names: one per Handoff value
+  static void append(std::vector<runtime::KernelEntry>& out, const char* const (&names)[4]) {
+    for (int h = 0; h < 4; ++h) out.push_back({names[h], kernel(h), kMaxSmem, -1});
   }
 };
 
@@ -520,9 +539,12 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
 }
 
 void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
-  WgmmaConfig<Shape256>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256", "sm90_grouped_gemm_fp8_wgmma_128x256_ordered");
-  WgmmaConfig<Shape256Pair>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_c2",
-                                    "sm90_grouped_gemm_fp8_wgmma_128x256_c2_ordered");
+  WgmmaConfig<Shape256>::append(
+      out, {"sm90_grouped_gemm_fp8_wgmma_128x256", "sm90_grouped_gemm_fp8_wgmma_128x256_after_issue",
+            "sm90_grouped_gemm_fp8_wgmma_128x256_before_last", "sm90_grouped_gemm_fp8_wgmma_128x256_after_done"});
+  WgmmaConfig<Shape256Pair>::append(
+      out, {"sm90_grouped_gemm_fp8_wgmma_128x256_c2", "sm90_grouped_gemm_fp8_wgmma_128x256_c2_after_issue",
+            "sm90_grouped_gemm_fp8_wgmma_128x256_c2_before_last", "sm90_grouped_gemm_fp8_wgmma_128x256_c2_after_done"});
 }
 
 }  // namespace

@@ -299,7 +299,7 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
   expect_invalid_count_reported(g, bad, GemmTile::kDecode, 2, -1);
 }
 
-// The wgmma kernel, in every variant (clusters of 1 and 2 CTAs, free and ordered issue): the
+// The wgmma kernel, in every variant (clusters of 1 and 2 CTAs, every Handoff): the
 // stage ring wraps inside a tile (14 K blocks over 4 stages) and across tiles (3 SMs: many
 // tiles per CTA), more than 32 experts (the tile prefix is built 32 at a time), experts with 0
 // rows and odd row-block counts (a cluster pair's second tile past the rows), both layouts; an
@@ -308,7 +308,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   for (const char* cluster : {"1", "2"}) {
-    for (const char* ordered : {"0", "1"}) {
+    for (const char* ordered : {"0", "1", "2", "3"}) {
       const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", cluster);
       const test::EnvGuard env_ordered("SYMMOE_GEMM_WGMMA_ORDERED", ordered);
       const std::string variant = std::string("wgmma (cluster ") + cluster + ", ordered " + ordered + ") ";
