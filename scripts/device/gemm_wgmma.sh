@@ -3,8 +3,8 @@
 # build/release/tests/test_gemm_gpu): the GPU GEMM tests, then fp8 at large M per expert with
 # the wgmma kernel against CUTLASS's large-M tile and the same-run cuBLASLt baselines.
 # Env: TILES (default "wgmma large"), MS (default 1024,4096), EXPERTS (default 8,32), TESTS=0 skips tests,
-# ORDERS (default "1") and CLUSTERS (default "1"): SYMMOE_GEMM_WGMMA_ORDERED and
-# SYMMOE_GEMM_WGMMA_CLUSTER values to run the wgmma tile with (every combination).
+# VARIANTS (default "1:tma:0"): wgmma variants to run, each CLUSTER:EPILOGUE:ORDERED (the
+# SYMMOE_GEMM_WGMMA_* values).
 # Output: $OUT/gemm_wgmma.log (+ JSON per tile, and per variant for wgmma).
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -18,15 +18,13 @@ B=tools/symmoe
   fi
   for t in ${TILES:-wgmma large}; do
     variants=-
-    if [ "$t" = wgmma ]; then
-      variants=
-      for c in ${CLUSTERS:-1}; do for o in ${ORDERS:-1}; do variants="$variants c$c:o$o"; done; done
-    fi
+    [ "$t" = wgmma ] && variants=${VARIANTS:-1:tma:0}
     for v in $variants; do
       tag=$t
       if [ "$v" != - ]; then
-        tag=${t}_${v/:/_}
-        export SYMMOE_GEMM_WGMMA_CLUSTER=${v:1:1} SYMMOE_GEMM_WGMMA_ORDERED=${v:4:1}
+        IFS=: read -r c e o <<<"$v"
+        tag=${t}_c${c}_${e}_o${o}
+        export SYMMOE_GEMM_WGMMA_CLUSTER=$c SYMMOE_GEMM_WGMMA_EPILOGUE=$e SYMMOE_GEMM_WGMMA_ORDERED=$o
       fi
       echo "== tile $tag"
       timeout ${BENCH_TIMEOUT:-240} $B bench gemm --dtype fp8 --tile $t --experts ${EXPERTS:-8,32} --m ${MS:-1024,4096} \

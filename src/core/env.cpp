@@ -30,11 +30,15 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",
        {}, 1, 2},
-      {"SYMMOE_GEMM_WGMMA_ORDERED", Type::kInt, "1",
-       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): how the two consumer warpgroups "
-       "take turns with their wgmma batches: 0 not at all, 1 the turn passes once a batch is "
-       "issued, 2 once all but its last wgmma are done, 3 once it is done.",
-       {}, 0, 3},
+      {"SYMMOE_GEMM_WGMMA_EPILOGUE", Type::kChoice, "tma",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): how output tiles reach memory: "
+       "direct (bf16 pairs stored from registers, 4 pipeline stages) or tma (staged in shared "
+       "memory and written by tensor copies while the next tile runs, 3 stages).",
+       {"direct", "tma"}},
+      {"SYMMOE_GEMM_WGMMA_ORDERED", Type::kBool, "0",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): the two consumer warpgroups take "
+       "turns with their wgmma batches (the turn passes when all but the last wgmma of a batch "
+       "are done) instead of issuing as they become ready."},
       {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
        "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
        "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "

@@ -87,24 +87,28 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // 64 * kHalves accumulators + 64 partial products per thread. kCluster CTAs (a 1-D cluster)
 // run the tiles of kCluster consecutive row blocks of one column block together and share
 // its weight tile (NOTE [wgmma weight multicast]).
-template <int kHalves_, int kStages_, int kCluster_>
+template <int kHalves_, int kStages_, int kCluster_, bool kTmaStore_>
 struct WgmmaShape {
   static constexpr int kHalves = kHalves_;
   static constexpr int kBN = 128 * kHalves;
   static constexpr int kStages = kStages_;
   static constexpr int kCluster = kCluster_;
+  static constexpr bool kTmaStore = kTmaStore_;
   static constexpr int kABytes = kBM * kBK;
   static constexpr int kBBytes = kBN * kBK;
   static constexpr int kBSliceRows = kBN / kCluster;  // weight rows each CTA of the cluster loads
+  static constexpr int kOutBytes = kTmaStore ? kBM * kBN * 2 : 0;  // bf16 tile staged for tensor stores
   static constexpr int kScaleFloats = kBM + 4;  // 128 activation scales, a weight scale per half, padding
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
-  // [kStages x A][kStages x B][kStages x scales][kStages full bars][kStages empty bars]
+  // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
   // [tile prefix: E + 1 ints]
-  static constexpr int kFixedBytes = kStages * (kABytes + kBBytes + 4 * kScaleFloats) + 2 * 8 * kStages;
+  static constexpr int kFixedBytes =
+      kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 2 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 4 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes) / 4 - 1; }
   static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
+  static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
 };
 
 struct WgmmaParams {
@@ -139,6 +143,7 @@ template <class Shape>
 struct Smem {
   uint8_t* a;
   uint8_t* b;
+  uint8_t* out;
   float* scales;
   uint64_t* full;
   uint64_t* empty;
@@ -146,7 +151,8 @@ struct Smem {
   SYMMOE_DEVICE explicit Smem(uint8_t* base) {
     a = base;
     b = a + Shape::kStages * Shape::kABytes;
-    scales = reinterpret_cast<float*>(b + Shape::kStages * Shape::kBBytes);
+    out = b + Shape::kStages * Shape::kBBytes;
+    scales = reinterpret_cast<float*>(out + Shape::kOutBytes);
     full = reinterpret_cast<uint64_t*>(scales + Shape::kStages * Shape::kScaleFloats);
     empty = full + Shape::kStages;
     tile_start = reinterpret_cast<int*>(empty + Shape::kStages);
@@ -157,7 +163,7 @@ struct Smem {
 // threads have nothing to do. Returns at the end of the work or on a failed wait.
 template <class Shape>
 SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const GroupSource& src,
-                           const Smem<Shape>& sm, int units, int n_blocks, const device::WaitContext& ctx) {
+                           const Smem<Shape>& sm, int n_blocks, const device::WaitContext& ctx) {
   constexpr int kStages = Shape::kStages, kHalves = Shape::kHalves;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x != 0 && warp != 1) return;
@@ -167,6 +173,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
   const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(tma::cluster_count());
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
+  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   for (int u = first; u < units; u += stride) {
     const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint);
     const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
@@ -219,6 +226,11 @@ SYMMOE_DEVICE void issue_block(float (&d)[64], const uint8_t* smem_a, const uint
   wgmma::commit();
 }
 
+SYMMOE_DEVICE uint32_t pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // lo in the low half
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
 SYMMOE_DEVICE void promote(float (&acc)[64], const float (&part)[64], float lo, float hi) {
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
@@ -232,6 +244,7 @@ SYMMOE_DEVICE void promote(float (&acc)[64], const float (&part)[64], float lo, 
 // The consumer's view of one output tile.
 struct ConsumerTile {
   GroupRows rows;
+  int m0;          // first row of the tile within the expert
   int r_lo, r_hi;  // this thread's rows within the expert
   int64_t n0;      // first column
   int halves;      // column halves inside N
@@ -243,7 +256,8 @@ SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const int* tile_st
   const GemmTilePos pos = locate_tile<Shape>(tile_start, src.groups, n_blocks, u, rank, e_hint);
   ConsumerTile c;
   c.rows = resolve_group_rows(src, pos.e, nullptr, false, "");
-  c.r_lo = pos.mb * kBM + r_in_tile;
+  c.m0 = pos.mb * kBM;
+  c.r_lo = c.m0 + r_in_tile;
   c.r_hi = c.r_lo + 8;
   c.n0 = int64_t{pos.nb} * Shape::kBN;
   c.halves = Shape::kHalves == 1 || c.n0 + 128 < src.n ? Shape::kHalves : 1;
@@ -267,6 +281,53 @@ SYMMOE_DEVICE void store_half(const float (&acc)[64], const ConsumerTile& c, int
   }
 }
 
+// NOTE [wgmma tensor-store epilogue]: with kTmaStore a warpgroup whose 64 rows all lie inside
+// the expert stages its 64 x kBN bf16 block in shared memory (its own 32 KiB half of the out
+// tile: blocks of 64 rows x 64 columns, 128-byte rows, 128-byte swizzle, written with
+// stmatrix: the accumulator layout is stmatrix's fragment layout) and one thread stores it
+// with tensor copies, columns past N clipped by the tensor map; the warpgroup goes on to the
+// next tile while the copies run. Before the next staging the same thread waits until the
+// copies have read the staging buffer (bulk_wait_read_all), and at the end until they have
+// completed. A warpgroup with rows past the expert's count (the last row block of an expert)
+// stores directly (store_half): a tensor copy cannot stop at the count.
+template <class Shape>
+SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kHalves][64], const ConsumerTile& c, int wg,
+                                  const CUtensorMap* map_out, uint8_t* out_stage) {
+  const int warp_in_wg = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const bool leader = warp_in_wg == 0 && lane == 0;
+  uint8_t* base = out_stage + wg * (64 * Shape::kBN * 2);
+  if (leader) tma::bulk_wait_read_all();
+  wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
+  // stmatrix .x4 over 16 rows x 16 columns: matrices (rows +0, cols +0), (rows +8, cols +0),
+  // (rows +0, cols +8), (rows +8, cols +8); lane 8 k + i addresses row i of matrix k.
+  const int k = lane / 8, i = lane % 8;
+  const int row = 16 * warp_in_wg + i + 8 * (k & 1);
+#pragma unroll
+  for (int h = 0; h < Shape::kHalves; ++h) {
+#pragma unroll
+    for (int j = 0; j < 16; j += 2) {
+      const int col = 128 * h + 8 * (j + (k >> 1));
+      uint8_t* addr = base + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row & 7)) * 16);
+      const float* a = acc[h];
+      tma::stmatrix_x4(addr, pack_bf16x2(a[4 * j + 0], a[4 * j + 1]),
+                       pack_bf16x2(a[4 * j + 2], a[4 * j + 3]),
+                       pack_bf16x2(a[4 * j + 4], a[4 * j + 5]),
+                       pack_bf16x2(a[4 * j + 6], a[4 * j + 7]));
+    }
+  }
+  tma::fence_proxy_async();
+  wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
+  if (leader) {
+    const auto row0 = static_cast<int32_t>(c.rows.row0 + c.m0 + 64 * wg);
+#pragma unroll
+    for (int b = 0; b < Shape::kBN / 64; ++b) {
+      if (b >= 2 * c.halves) break;
+      tma::store_2d(map_out, static_cast<int32_t>(c.n0 + 64 * b), row0, base + b * 8192);
+    }
+    tma::bulk_commit();
+  }
+}
+
 // Stage s is free again for this warp: one arrival on its empty barrier in every CTA of the
 // cluster (their producers multicast into this CTA's stage s).
 template <class Shape>
@@ -282,24 +343,26 @@ SYMMOE_DEVICE void release_stage(uint64_t* empty) {
 // Consumer warpgroups: wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows r and
 // r + 8 with r = 64 wg + 16 (warp % 4) + lane / 4.
 //
-// NOTE [ordered wgmma issue]: kHandoff != kFree makes the two consumer warpgroups take turns
-// with their batches (one column half of one K block), wg 0 first: named barrier 1 + wg is
-// "my turn", and the other warpgroup arrives on it once its own batch has reached the handoff
-// point — issued (kAfterIssue), all but its last wgmma done (kBeforeLast), or done (kAfterDone).
-// wg 1 primes barrier 1 once and wg 0 consumes its last arrival after the loop, so every
-// barrier completes exactly as often as it is waited on. Both warpgroups run the same tiles
-// and halves, hence the same number of batches. A failed stage wait therefore does not leave
-// the loop: the thread stops waiting (the failure is reported and has set the abort flag, so
-// the other waiters stop too), keeps issuing (wgmma must stay warpgroup-uniform; the stale
-// operands are only read) and releasing stages, and stores nothing.
-enum Handoff : int { kFree = 0, kAfterIssue = 1, kBeforeLast = 2, kAfterDone = 3 };
+// NOTE [ordered wgmma issue]: with kHandoff = kBeforeLast the two consumer warpgroups take
+// turns with their batches (one column half of one K block), wg 0 first: named barrier
+// 1 + wg is "my turn", and the other warpgroup arrives on it once all but the last wgmma of
+// its own batch are done, so the tensor pipe always holds the next batch while a warpgroup
+// promotes. wg 1 primes barrier 1 once and wg 0 consumes its last arrival after the loop, so
+// every barrier completes exactly as often as it is waited on. Both warpgroups run the same
+// tiles and halves, hence the same number of batches. A failed stage wait therefore does not
+// leave the loop: the thread stops waiting (the failure is reported and has set the abort
+// flag, so the other waiters stop too), keeps issuing (wgmma must stay warpgroup-uniform; the
+// stale operands are only read) and releasing stages, and stores nothing. Measured (8 x 4096
+// gate/up, same process): free issue 946 TFLOPS, turns passed after issue 927, before the last
+// wgmma 924, after the batch is done 896 — the consumers' issue order is not the limit.
+enum Handoff : int { kFree = 0, kBeforeLast = 1 };
 
 SYMMOE_DEVICE void take_turn(int wg) { wg == 0 ? tma::named_sync<1>(256) : tma::named_sync<2>(256); }
 SYMMOE_DEVICE void pass_turn(int wg) { wg == 0 ? tma::named_arrive<2>(256) : tma::named_arrive<1>(256); }
 
 template <class Shape, int kHandoff>
-SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int units, int n_blocks,
-                           const device::WaitContext& ctx) {
+SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
+                           const CUtensorMap* map_out, const device::WaitContext& ctx) {
   constexpr int kHalves = Shape::kHalves, kStages = Shape::kStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wg = warp / 4 - 1;
@@ -314,6 +377,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
   bool ok = true;
+  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   for (int u = first; u < units; u += stride) {
     const ConsumerTile tile = enter_tile<Shape>(src, sm.tile_start, n_blocks, u, rank, e_hint, r_in_tile);
 #pragma unroll
@@ -331,7 +395,6 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
         if (h > 0 && h >= tile.halves) break;
         if (kHandoff != kFree) take_turn(wg);
         issue_block<Shape, kHandoff == kBeforeLast>(part, sm.a, sm.b, s, wg, h);
-        if (kHandoff == kAfterIssue) pass_turn(wg);
         const float b = sc[kBM + h];
         const float lo = sa_lo * b, hi = sa_hi * b;
         if (kHandoff == kBeforeLast) {
@@ -340,19 +403,28 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
         }
         wgmma::wait<0>();
         wgmma::fence_operands(part);
-        if (kHandoff == kAfterDone) pass_turn(wg);
         if (lane == 0 && h + 1 == tile.halves) release_stage<Shape>(&sm.empty[s]);
         promote(acc[h], part, lo, hi);
       }
       advance_stage(s, phase, kStages);
     }
+    if constexpr (Shape::kTmaStore) {
+      // store_tile_tma synchronizes the warpgroup: whether to store must be its common decision.
+      const bool all_ok = wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok);
+      if (!all_ok) continue;
+    }
     if (!ok) continue;
+    if (Shape::kTmaStore && tile.m0 + 64 * (wg + 1) <= tile.rows.count) {
+      store_tile_tma<Shape>(acc, tile, wg, map_out, sm.out);
+      continue;
+    }
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
       if (h > 0 && h >= tile.halves) break;
       store_half(acc[h], tile, h, col_in_tile, src);
     }
   }
+  if (Shape::kTmaStore && warp % 4 == 0 && lane == 0) tma::bulk_wait_all();
   if (kHandoff != kFree && wg == 0) tma::named_sync<1>(256);
 }
 
@@ -373,7 +445,8 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int un
 template <class Shape, int kHandoff>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_grouped_gemm_fp8_wgmma_kernel(const __grid_constant__ CUtensorMap map_act,
-                                       const __grid_constant__ CUtensorMap map_weights, const WgmmaParams p) {
+                                       const __grid_constant__ CUtensorMap map_weights,
+                                       const __grid_constant__ CUtensorMap map_out, const WgmmaParams p) {
   constexpr int kBN = Shape::kBN, kStages = Shape::kStages;
   const GroupSource& src = p.src;
   const int groups = src.groups;
@@ -395,6 +468,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tid == 0) {
     tma::prefetch_map(&map_act);
     tma::prefetch_map(&map_weights);
+    if (Shape::kTmaStore) tma::prefetch_map(&map_out);
     for (int s = 0; s < kStages; ++s) {
       device::bulk::mbarrier_init(&sm.full[s], 1 + 32);  // expect-tx arrival + the scale warp's lanes
       device::bulk::mbarrier_init(&sm.empty[s], Shape::kCluster * kConsumerWarps);
@@ -419,15 +493,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   if constexpr (Shape::kCluster > 1) tma::cluster_sync();
-  const int units = sm.tile_start[groups];
   const device::WaitContext ctx{p.status, p.timeout_ns, "grouped_gemm_fp8_wgmma"};
 
   if (warp < 4) {
     tma::regs_dec<kProducerRegs>();
-    produce<Shape>(map_act, map_weights, src, sm, units, n_blocks, ctx);
+    produce<Shape>(map_act, map_weights, src, sm, n_blocks, ctx);
   } else {
     tma::regs_inc<kConsumerRegs>();
-    consume<Shape, kHandoff>(src, sm, units, n_blocks, ctx);
+    consume<Shape, kHandoff>(src, sm, n_blocks, &map_out, ctx);
   }
   if constexpr (Shape::kCluster > 1) tma::cluster_sync();
 }
@@ -487,15 +560,30 @@ int persistent_ctas(const void* kernel, int cluster, int sm_budget, int device) 
   return std::max(std::min(clusters, sm_budget / cluster), 1) * cluster;
 }
 
+// 2-D tensor map over the row-major [rows, n] bf16 output, boxes of 64 rows x 64 columns
+// (128 bytes), 128-byte swizzle: what store_tile_tma stages.
+CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
+  SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (fp8 wgmma): the output has ", rows,
+               " rows; tensor-map coordinates are 32-bit");
+  const DriverApi& drv = driver();
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n * 2)};
+  const cuuint32_t box[2] = {64, 64};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult rc = drv.cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box,
+                                                 elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                 CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (fp8 wgmma): cuTensorMapEncodeTiled for the output failed (CUresult ",
+               static_cast<int>(rc), "; ", rows, " x ", n, " bf16 at ", base, ")");
+  return map;
+}
+
 template <class Shape>
 struct WgmmaConfig {
-  static const void* kernel(int handoff) {
-    switch (handoff) {
-      case kFree: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kFree>);
-      case kAfterIssue: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kAfterIssue>);
-      case kBeforeLast: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kBeforeLast>);
-      default: return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kAfterDone>);
-    }
+  static const void* kernel(bool ordered) {
+    return ordered ? reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kBeforeLast>)
+                   : reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kFree>);
   }
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
     SYMMOE_CHECK(src.groups <= Shape::max_groups(), "grouped GEMM (fp8 wgmma): ", src.groups,
@@ -503,8 +591,9 @@ struct WgmmaConfig {
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     CUtensorMap map_act = make_operand_map(src.act, rows, src.k, kBM, "activations");
     CUtensorMap map_w = make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
+    CUtensorMap map_out = Shape::kTmaStore ? make_out_map(src.out, rows, src.n) : CUtensorMap{};
     WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
-    const void* fn = kernel(static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ORDERED")));
+    const void* fn = kernel(env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"));
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(persistent_ctas(fn, Shape::kCluster, slots.sm_count, slots.device), 1, 1);
     config.blockDim = dim3(kThreads, 1, 1);
@@ -517,34 +606,44 @@ struct WgmmaConfig {
     attr[0].val.clusterDim.z = 1;
     config.attrs = attr;
     config.numAttrs = 1;
-    void* args[] = {&map_act, &map_w, &params};
+    void* args[] = {&map_act, &map_w, &map_out, &params};
     return cudaLaunchKernelExC(&config, fn, args);
   }
-  // names: one per Handoff value
-  static void append(std::vector<runtime::KernelEntry>& out, const char* const (&names)[4]) {
-    for (int h = 0; h < 4; ++h) out.push_back({names[h], kernel(h), kMaxSmem, -1});
+  static void append(std::vector<runtime::KernelEntry>& out, const char* name, const char* name_ordered) {
+    out.push_back({name, kernel(false), kMaxSmem, -1});
+    out.push_back({name_ordered, kernel(true), kMaxSmem, -1});
   }
 };
 
-// 128 x 256 tiles, 4 stages of 48 KiB. Measured at 8 x 4096 gate/up: 128 x 128 tiles (6 stages)
-// 786 TFLOPS against 949 for these in the same process (more operand bytes per flop).
-using Shape256 = WgmmaShape<2, 4, 1>;
-using Shape256Pair = WgmmaShape<2, 4, 2>;
+// 128 x 256 tiles: 4 stages of 48 KiB with direct stores, or 3 stages and a 64 KiB staged
+// output tile with tensor stores (NOTE [wgmma tensor-store epilogue]). Measured at 8 x 4096
+// gate/up: 128 x 128 tiles (6 stages) 786 TFLOPS against 949 for 128 x 256 in the same
+// process (more operand bytes per flop).
+using Shape256 = WgmmaShape<2, 4, 1, false>;
+using Shape256Tma = WgmmaShape<2, 3, 1, true>;
+using Shape256Pair = WgmmaShape<2, 4, 2, false>;
+using Shape256PairTma = WgmmaShape<2, 3, 2, true>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-  if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) return WgmmaConfig<Shape256Pair>::launch(src, slots, stream);
-  return WgmmaConfig<Shape256>::launch(src, slots, stream);
+  const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
+  if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) {
+    return tma_store ? WgmmaConfig<Shape256PairTma>::launch(src, slots, stream)
+                     : WgmmaConfig<Shape256Pair>::launch(src, slots, stream);
+  }
+  return tma_store ? WgmmaConfig<Shape256Tma>::launch(src, slots, stream)
+                   : WgmmaConfig<Shape256>::launch(src, slots, stream);
 }
 
 void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
-  WgmmaConfig<Shape256>::append(
-      out, {"sm90_grouped_gemm_fp8_wgmma_128x256", "sm90_grouped_gemm_fp8_wgmma_128x256_after_issue",
-            "sm90_grouped_gemm_fp8_wgmma_128x256_before_last", "sm90_grouped_gemm_fp8_wgmma_128x256_after_done"});
-  WgmmaConfig<Shape256Pair>::append(
-      out, {"sm90_grouped_gemm_fp8_wgmma_128x256_c2", "sm90_grouped_gemm_fp8_wgmma_128x256_c2_after_issue",
-            "sm90_grouped_gemm_fp8_wgmma_128x256_c2_before_last", "sm90_grouped_gemm_fp8_wgmma_128x256_c2_after_done"});
+  WgmmaConfig<Shape256>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256", "sm90_grouped_gemm_fp8_wgmma_128x256_ordered");
+  WgmmaConfig<Shape256Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store",
+                                   "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_ordered");
+  WgmmaConfig<Shape256Pair>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_c2",
+                                    "sm90_grouped_gemm_fp8_wgmma_128x256_c2_ordered");
+  WgmmaConfig<Shape256PairTma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_c2_tma_store",
+                                       "sm90_grouped_gemm_fp8_wgmma_128x256_c2_tma_store_ordered");
 }
 
 }  // namespace

@@ -35,6 +35,30 @@ SYMMOE_DEVICE void load_2d_multicast(void* dst, const CUtensorMap* map, int32_t 
       : "memory");
 }
 
+// shared -> global: the box of `map` at (c0, c1) from src, in this thread's bulk group; rows
+// and columns outside the tensor are not written. Before it, the generic-proxy writes of src
+// must be made visible to the async proxy (fence_proxy_async + a barrier of the writers).
+SYMMOE_DEVICE void store_2d(const CUtensorMap* map, int32_t c0, int32_t c1, const void* src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(smem_addr(src))
+               : "memory");
+}
+SYMMOE_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until this thread's committed bulk stores have read their shared memory (the source
+// may be rewritten) / have completed.
+SYMMOE_DEVICE void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+SYMMOE_DEVICE void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+SYMMOE_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// stmatrix .x4: four 8 x 8 b16 matrices; r[k] is this thread's pair (row lane / 4, columns
+// 2 (lane % 4), + 1) of matrix k, and lane 8 k + i gives the address of row i of matrix k.
+SYMMOE_DEVICE void stmatrix_x4(void* row_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(row_addr)), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 // global -> shared, 4 bytes, zeros (and no read) when !valid; completion is tracked by
 // cp_async_arrive_noinc.
 SYMMOE_DEVICE void cp_async_4(void* dst, const void* src, bool valid) {
@@ -123,6 +147,21 @@ SYMMOE_DEVICE void named_sync(uint32_t threads) {
 template <int kId>
 SYMMOE_DEVICE void named_arrive(uint32_t threads) {
   asm volatile("bar.arrive %0, %1;" ::"n"(kId), "r"(threads) : "memory");
+}
+
+// Named barrier kId as named_sync that also returns whether `pred` held in every arriving thread.
+template <int kId>
+SYMMOE_DEVICE bool named_sync_and(uint32_t threads, bool pred) {
+  uint32_t all;
+  asm volatile(
+      "{\n\t.reg .pred p, q;\n\t"
+      "setp.ne.u32 p, %1, 0;\n\t"
+      "bar.red.and.pred q, %2, %3, p;\n\t"
+      "selp.u32 %0, 1, 0, q;\n\t}"
+      : "=r"(all)
+      : "r"(pred ? 1u : 0u), "n"(kId), "r"(threads)
+      : "memory");
+  return all != 0;
 }
 
 }  // namespace symmoe::gemm::sm90::tma

@@ -299,35 +299,60 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
   expect_invalid_count_reported(g, bad, GemmTile::kDecode, 2, -1);
 }
 
-// The wgmma kernel, in every variant (clusters of 1 and 2 CTAs, every Handoff): the
-// stage ring wraps inside a tile (14 K blocks over 4 stages) and across tiles (3 SMs: many
-// tiles per CTA), more than 32 experts (the tile prefix is built 32 at a time), experts with 0
-// rows and odd row-block counts (a cluster pair's second tile past the rows), both layouts; an
-// invalid count is reported naming the expert.
+// The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 3-4 stages) and
+// across tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32
+// at a time), experts with 0 rows and odd row-block counts (a cluster pair's second tile past
+// the rows), warpgroups with rows past the count (direct stores next to tensor stores), N =
+// 128 mod 256 (the second half past N), both layouts. The first variant is checked against the
+// reference; every other variant (cluster, epilogue, issue order: the same arithmetic in the
+// same order) must give the same bits, poisoned rows included. An invalid count is reported
+// naming the expert in every variant.
 TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
-  for (const char* cluster : {"1", "2"}) {
-    for (const char* ordered : {"0", "1", "2", "3"}) {
-      const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", cluster);
-      const test::EnvGuard env_ordered("SYMMOE_GEMM_WGMMA_ORDERED", ordered);
-      const std::string variant = std::string("wgmma (cluster ") + cluster + ", ordered " + ordered + ") ";
-      uint64_t seed = 500;
-      for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
-        const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 1792, 300, false, seed++);
-        expect_matches(c, run(g, c, GemmTile::kWgmma), false, variant + name(layout) + " K 1792");
-        expect_matches(c, run(g, c, GemmTile::kWgmma, runtime::SmBudget{3, 0}), false,
-                       variant + name(layout) + " K 1792 on 3 SMs");
-        const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 256, 140, false, seed++);
-        expect_matches(many, run(g, many, GemmTile::kWgmma), false, variant + name(layout) + " 40 experts");
-      }
-      const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
-      expect_matches(exact, run(g, exact, GemmTile::kWgmma, runtime::SmBudget{5, 0}), true,
-                     variant + "integers on 5 SMs");
-
-      HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
-      expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
+  struct Variant {
+    const char *cluster, *epilogue, *ordered;
+  };
+  const Variant variants[] = {{"1", "direct", "0"}, {"1", "tma", "0"}, {"1", "tma", "1"}, {"1", "direct", "1"},
+                              {"2", "direct", "0"}, {"2", "tma", "0"}, {"2", "tma", "1"}};
+  auto label = [](const Variant& v) {
+    return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered + ") ";
+  };
+  auto run_variant = [&](const Variant& v, const HostCase& c, runtime::SmBudget budget) {
+    const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster);
+    const test::EnvGuard env_epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue);
+    const test::EnvGuard env_ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered);
+    return run(g, c, GemmTile::kWgmma, budget);
+  };
+  auto check_all = [&](const HostCase& c, runtime::SmBudget budget, bool integers, const std::string& what) {
+    const std::vector<uint16_t> base = run_variant(variants[0], c, budget);
+    expect_matches(c, base, integers, label(variants[0]) + what);
+    for (size_t i = 1; i < std::size(variants); ++i) {
+      const std::vector<uint16_t> got = run_variant(variants[i], c, budget);
+      size_t diff = 0;
+      while (diff < got.size() && got[diff] == base[diff]) ++diff;
+      EXPECT_EQ(diff, got.size()) << label(variants[i]) << what << ": first difference from " << label(variants[0])
+                                  << "at element " << diff << " (row " << diff / c.n << ", col " << diff % c.n << ")";
     }
+  };
+  uint64_t seed = 500;
+  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+    const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 1792, 300, false, seed++);
+    check_all(c, {}, false, std::string(name(layout)) + " K 1792");
+    check_all(c, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " K 1792 on 3 SMs");
+    const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 256, 140, false, seed++);
+    check_all(many, {}, false, std::string(name(layout)) + " 40 experts");
+  }
+  const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
+  check_all(exact, runtime::SmBudget{5, 0}, true, "integers on 5 SMs");
+
+  HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
+  for (const Variant& v : variants) {
+    const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster);
+    const test::EnvGuard env_epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue);
+    const test::EnvGuard env_ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered);
+    SCOPED_TRACE(label(v));
+    expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
   }
 }
 
