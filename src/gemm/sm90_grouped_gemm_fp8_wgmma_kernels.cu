@@ -101,11 +101,11 @@ struct WgmmaShape {
   static constexpr int kScaleFloats = kBM + 4;  // 128 activation scales, a weight scale per half, padding
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
-  // [tile prefix: E + 1 ints]
+  // [expert rows: E x (row0, count)][tile prefix: E + 1 ints]
   static constexpr int kFixedBytes =
       kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 2 * 8 * kStages;
-  static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 4 * (groups + 1); }
-  static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes) / 4 - 1; }
+  static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 4 * (groups + 1); }
+  static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 4) / 12; }
   static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
@@ -147,15 +147,21 @@ struct Smem {
   float* scales;
   uint64_t* full;
   uint64_t* empty;
+  int2* rows;  // per expert: first row in act / out, rows (0 for invalid tables)
   int* tile_start;
-  SYMMOE_DEVICE explicit Smem(uint8_t* base) {
+  SYMMOE_DEVICE Smem(uint8_t* base, int groups) {
     a = base;
     b = a + Shape::kStages * Shape::kABytes;
     out = b + Shape::kStages * Shape::kBBytes;
     scales = reinterpret_cast<float*>(out + Shape::kOutBytes);
     full = reinterpret_cast<uint64_t*>(scales + Shape::kStages * Shape::kScaleFloats);
     empty = full + Shape::kStages;
-    tile_start = reinterpret_cast<int*>(empty + Shape::kStages);
+    rows = reinterpret_cast<int2*>(empty + Shape::kStages);
+    tile_start = reinterpret_cast<int*>(rows + groups);
+  }
+  SYMMOE_DEVICE GroupRows expert_rows(int e) const {
+    const int2 v = rows[e];
+    return GroupRows{v.x, v.y};
   }
 };
 
@@ -176,7 +182,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   for (int u = first; u < units; u += stride) {
     const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint);
-    const GroupRows rows = resolve_group_rows(src, pos.e, nullptr, false, "");
+    const GroupRows rows = sm.expert_rows(pos.e);
     const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
     const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
     const auto a_row = static_cast<int32_t>(rows.row0 + m0);
@@ -251,11 +257,11 @@ struct ConsumerTile {
 };
 
 template <class Shape>
-SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const int* tile_start, int n_blocks, int u, int rank,
+SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const Smem<Shape>& sm, int n_blocks, int u, int rank,
                                       int& e_hint, int r_in_tile) {
-  const GemmTilePos pos = locate_tile<Shape>(tile_start, src.groups, n_blocks, u, rank, e_hint);
+  const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint);
   ConsumerTile c;
-  c.rows = resolve_group_rows(src, pos.e, nullptr, false, "");
+  c.rows = sm.expert_rows(pos.e);
   c.m0 = pos.mb * kBM;
   c.r_lo = c.m0 + r_in_tile;
   c.r_hi = c.r_lo + 8;
@@ -379,7 +385,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   bool ok = true;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   for (int u = first; u < units; u += stride) {
-    const ConsumerTile tile = enter_tile<Shape>(src, sm.tile_start, n_blocks, u, rank, e_hint, r_in_tile);
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, r_in_tile);
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
 #pragma unroll
@@ -455,13 +461,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte aligned (the 128-byte swizzle's period) by an offset from smem_raw, so the
   // compiler still sees shared-memory pointers (shared loads, not generic ones).
-  const Smem<Shape> sm(smem_raw + ((1024 - (tma::smem_addr(smem_raw) & 1023)) & 1023));
+  const Smem<Shape> sm(smem_raw + ((1024 - (tma::smem_addr(smem_raw) & 1023)) & 1023), groups);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Units per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
   // reports them.
   for (int e = tid; e < groups; e += kThreads) {
     const GroupRows rows = resolve_group_rows(src, e, p.status, blockIdx.x == 0, "grouped_gemm_fp8_wgmma");
+    sm.rows[e] = make_int2(static_cast<int>(rows.row0), rows.count);  // row0 < 2^31: checked at launch
     const int m_blocks = (rows.count + kBM - 1) / kBM;
     sm.tile_start[e + 1] = (m_blocks + Shape::kCluster - 1) / Shape::kCluster * n_blocks;
   }
