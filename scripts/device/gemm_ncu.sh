@@ -5,7 +5,8 @@
 # "full" = --set full), SKIP (launches to skip, default 0: the eager warm-up launch), TAG
 # (output name, default TILE).
 # Output: $OUT/ncu_<TAG>.txt (details), $OUT/ncu_<TAG>_raw.csv (every metric, one launch),
-# $OUT/ncu_<TAG>_sass.csv (per-instruction counters and stall samples).
+# $OUT/ncu_<TAG>_sass.csv (per-instruction counters and stall samples; summarize it with
+# scripts/analysis/ncu_stalls.py).
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
 S=${SECTIONS:-"SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis WarpStateStats SourceCounters Occupancy"}
