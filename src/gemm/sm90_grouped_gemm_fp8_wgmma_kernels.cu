@@ -3,10 +3,11 @@
 //
 // NOTE [fp8 wgmma kernel]: a CTA of three warpgroups runs one 128 x 256 output tile at a time,
 // over every expert's tiles in one persistent grid:
-//  - tiles: expert e has ceil(counts[e] / 128) x ceil(N / 256) tiles; each CTA builds the
-//    prefix of tiles per expert in shared memory from the device-resident row tables (no
-//    argument builder, no host copy: graph-safe) and takes tiles blockIdx.x, + gridDim.x, ...
-//    in the order of NOTE [grouped GEMM tile order] (bands of kBand column blocks);
+//  - tiles: expert e has ceil(counts[e] / 128) x ceil(N / 256) tiles; each CTA resolves every
+//    expert's rows into shared memory once and builds the prefix of tiles per expert there
+//    from the device-resident row tables (no argument builder, no host copy: graph-safe), then
+//    takes tiles blockIdx.x, + gridDim.x, ... in the order of NOTE [grouped GEMM tile order]
+//    (bands of kBand column blocks);
 //  - operands: one 2-D tensor map over all activation rows ([rows, K], box 128 x 128) and one
 //    over all weights ([E * N, K], box 256 x 128), 128-byte swizzle. A tile that runs past its
 //    expert's rows (or columns: N = 128 mod 256) reads the next expert's rows (or zeros past
@@ -24,25 +25,29 @@
 //    once per scale block. One warpgroup's promotion runs while the other's wgmmas use the
 //    tensor cores. Registers: 128 accumulators + 64 partial products per thread, which needs
 //    setmaxnreg (producer 40, consumers 232; ptxas allocates the consumer code to 232);
-//  - epilogue: bf16 straight from the accumulators to global memory, rows past counts[e]
-//    and columns past N not written.
-// Measured on the H200 (`symmoe bench gemm --tile wgmma|large`, 8 experts x 4096 rows, same
-// process, 10 GEMMs per graph): gate/up 1052 TFLOPS against CUTLASS's 1197 (0.88x), down 705
-// against 889 (0.79x); so kAuto keeps CUTLASS. Under Nsight Compute (one launch, gate/up): the
-// tensor pipe is busy 60 % of the time against CUTLASS's 73 %, L2 throughput 62 % against 68 %
-// — neither operand traffic nor L2 is the limit; the consumers' issue / wait / promote cycle
-// is. What was tried:
-//  - 128 x 128 tiles (6 stages): 786-807 TFLOPS (more operand bytes per flop);
-//  - activation scales loaded by the consumers from global memory one block ahead: 749 (an L2
-//    round trip per block is longer than the block's wgmmas) — hence the cp.async warp;
-//  - two partial accumulators with wgmma.wait_group 1 (promote block kb while block kb + 1
-//    runs): ptxas serializes every wgmma (C7518 / C7514: it cannot prove the promoted
-//    registers are out of the in-flight group), so not pursued;
-//  - producer registers 48 with consumers 232: setmaxnreg.inc waits forever (the increase must
-//    come from what the producer warpgroup gives back; checked by a static_assert now).
-// Next: order the two warpgroups' wgmma batches (named barriers, so one batch completes while
-// the other is queued), TMA multicast of the weight tile across a 2-CTA cluster, an epilogue
-// through shared memory and a tensor store.
+//  - epilogue (default, SYMMOE_GEMM_WGMMA_EPILOGUE=tma): NOTE [wgmma tensor-store epilogue]
+//    — staged in shared memory, stored by tensor copies while the next tile runs; 3 stages
+//    leave room for the 64 KiB staging tile. `direct` keeps 4 stages and stores bf16 pairs
+//    from the registers (rows past counts[e] and columns past N not written).
+// Measured on the H200 (`symmoe bench gemm --tile wgmma|large`, same process, 10 GEMMs per
+// graph; bench/results/gemm_wgmma_tma_h200.log), against CUTLASS's 128 x 128 tile: gate/up
+// 8 x 4096 1036 vs 1035 TFLOPS, 32 x 4096 1021 vs 1044; down 8 x 1024 844 vs 789, 8 x 4096
+// 1024 vs 1034 — level overall (kAuto keeps CUTLASS). The tensor-store epilogue gave +8 to
+// +27 % over direct stores (whose 64 narrow stores per thread were 9.7 % of the stall samples,
+// the tensor pipe idling meanwhile); Nsight Compute, 8 x 4096 gate/up: tensor pipe busy 69.5 %
+// (CUTLASS 73 %), stall samples per K block and consumer warp: 274 instructions, of which 32
+// R2UR and 35 IMAD build the wgmma descriptors (CUTLASS: 124 for half the columns). Tried
+// without gain (bench/results/gemm_wgmma_variants_h200.log, direct epilogue): taking turns
+// between the warpgroups (NOTE [ordered wgmma issue], also with the tensor-store epilogue:
+// -1 to -4 %), a 2-CTA cluster sharing each weight tile (NOTE [wgmma weight multicast]: L2
+// traffic is not the limit), 128 x 128 tiles (786-807 TFLOPS against 949: more operand bytes
+// per flop), activation scales loaded by the consumers from global memory one block ahead
+// (749: an L2 round trip per block is longer than the block's wgmmas), two partial
+// accumulators with wgmma.wait_group 1 (ptxas serializes every wgmma: C7518 / C7514), and
+// producer registers 48 with consumers 232 (setmaxnreg.inc waits forever: the increase must
+// come from what the producer warpgroup gives back; a static_assert checks it now).
+// Next: fewer instructions per K block (descriptors in uniform registers; the promotion's
+// register-bank conflicts), then 128 x 192 tiles with one wgmma batch per K block.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
