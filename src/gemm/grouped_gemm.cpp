@@ -5,6 +5,7 @@
 #include "../runtime/kernel_lists.hpp"
 #include "sm90_grouped_gemm_launch.hpp"
 #include "symmoe/core/device_info.hpp"
+#include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 
 namespace symmoe::gemm {
@@ -27,6 +28,9 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
   SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM, kDecode or kWgmma)");
   if (tile == GemmTile::kWgmma) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the wgmma kernel (GemmTile::kWgmma) is fp8 only; bf16 uses kLargeM");
+    if (env::get_int("SYMMOE_GEMM_WGMMA_TILE_N") == 192) {
+      return TileChoice{tile, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
+    }
     return TileChoice{tile, 128, 256, 128, "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)"};
   }
   if (tile == GemmTile::kDecode) {

@@ -87,15 +87,19 @@ constexpr int kConsumerRegs = 232;
 static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerRegs) * 128,
               "consumer registers must come from the producer warpgroup");
 
-// A tile is kHalves column halves of 128 (one weight-scale block each): the consumers run
-// the wgmmas of one half into `part` and promote it before the next, so registers hold
-// 64 * kHalves accumulators + 64 partial products per thread. kCluster CTAs (a 1-D cluster)
+// A tile is kBatches column batches of kBatchN (128 x 2 or 192 x 1): the consumers run the
+// wgmmas of one batch into `part` and promote it before the next, so registers hold
+// kBN / 2 accumulators + kBatchN / 2 partial products per thread. A tile's columns meet two
+// 128-wide weight-scale blocks (the 192-wide tiles start at 0 or 64 mod 128): batch b of a
+// 256-wide tile is block b; the 192-wide batch switches block at column 128 - n0 % 128. kCluster CTAs (a 1-D cluster)
 // run the tiles of kCluster consecutive row blocks of one column block together and share
 // its weight tile (NOTE [wgmma weight multicast]).
-template <int kHalves_, int kStages_, int kCluster_, bool kTmaStore_>
+template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_>
 struct WgmmaShape {
-  static constexpr int kHalves = kHalves_;
-  static constexpr int kBN = 128 * kHalves;
+  static constexpr int kBN = kBN_;
+  static constexpr int kBatchN = kBN == 256 ? 128 : kBN;
+  static constexpr int kBatches = kBN / kBatchN;
+  static constexpr int kScaleBlocks = 2;  // weight-scale blocks a tile's columns meet
   static constexpr int kStages = kStages_;
   static constexpr int kCluster = kCluster_;
   static constexpr bool kTmaStore = kTmaStore_;
@@ -103,7 +107,7 @@ struct WgmmaShape {
   static constexpr int kBBytes = kBN * kBK;
   static constexpr int kBSliceRows = kBN / kCluster;  // weight rows each CTA of the cluster loads
   static constexpr int kOutBytes = kTmaStore ? kBM * kBN * 2 : 0;  // bf16 tile staged for tensor stores
-  static constexpr int kScaleFloats = kBM + 4;  // 128 activation scales, a weight scale per half, padding
+  static constexpr int kScaleFloats = kBM + 4;  // 128 activation scales, 2 weight scales, padding
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
   // [expert rows: E x (row0, count)][tile prefix: E + 1 ints]
@@ -111,6 +115,7 @@ struct WgmmaShape {
       kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 2 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 4 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 4) / 12; }
+  static_assert(kBN == 256 || kBN == 192, "128 x 256 or 128 x 192 tiles");
   static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
@@ -175,7 +180,7 @@ struct Smem {
 template <class Shape>
 SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const GroupSource& src,
                            const Smem<Shape>& sm, int n_blocks, const device::WaitContext& ctx) {
-  constexpr int kStages = Shape::kStages, kHalves = Shape::kHalves;
+  constexpr int kStages = Shape::kStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x != 0 && warp != 1) return;
   const int kblocks = src.k / kBK;
@@ -192,7 +197,8 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
     const auto a_row = static_cast<int32_t>(rows.row0 + m0);
     const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rank * Shape::kBSliceRows);
-    const float* sb = src.weight_scales + (int64_t{pos.e} * (src.n / kBK) + n0 / kBK) * kblocks;
+    const int64_t nb0 = n0 / kBK;  // first weight-scale block of the tile
+    const float* sb = src.weight_scales + (int64_t{pos.e} * (src.n / kBK) + nb0) * kblocks;
     for (int kb = 0; kb < kblocks; ++kb) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
       if (warp == 0) {
@@ -213,7 +219,9 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
           const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
           tma::cp_async_4(dst + r, p_src, live);
         }
-        if (lane < kHalves) tma::cp_async_4(dst + kBM + lane, sb + lane * kblocks + kb, n0 + 128 * lane < src.n);
+        if (lane < Shape::kScaleBlocks) {
+          tma::cp_async_4(dst + kBM + lane, sb + lane * kblocks + kb, (nb0 + lane) * kBK < src.n);
+        }
         tma::cp_async_arrive_noinc(&sm.full[s]);
       }
       advance_stage(s, phase, kStages);
@@ -222,17 +230,22 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
 }
 
 // The four wgmmas of one 128-wide K block of stage s into d (overwritten): this warpgroup's 64
-// activation rows x weight rows 128 h .. 128 h + 127. kSplit commits the last wgmma as a group
-// of its own, so wgmma::wait<1> returns when only that one is left.
+// activation rows x weight rows kBatchN b .. kBatchN (b + 1) - 1. kSplit commits the last
+// wgmma as a group of its own, so wgmma::wait<1> returns when only that one is left.
 template <class Shape, bool kSplit>
-SYMMOE_DEVICE void issue_block(float (&d)[64], const uint8_t* smem_a, const uint8_t* smem_b, int s, int wg, int h) {
+SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], const uint8_t* smem_a, const uint8_t* smem_b, int s,
+                               int wg, int b) {
   const uint64_t da = wgmma::desc_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK);
-  const uint64_t db = wgmma::desc_k_major_sw128(smem_b + s * Shape::kBBytes) + h * (128 * kBK / 16);
+  const uint64_t db = wgmma::desc_k_major_sw128(smem_b + s * Shape::kBBytes) + b * (Shape::kBatchN * kBK / 16);
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) {
     if (kSplit && k == kBK / 32 - 1) wgmma::commit();
-    wgmma::mma_m64n128k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+    if constexpr (Shape::kBatchN == 128) {
+      wgmma::mma_m64n128k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+    } else {
+      wgmma::mma_m64n192k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+    }
   }
   wgmma::commit();
 }
@@ -242,13 +255,37 @@ SYMMOE_DEVICE uint32_t pack_bf16x2(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-SYMMOE_DEVICE void promote(float (&acc)[64], const float (&part)[64], float lo, float hi) {
+// acc += part * scale over kJ 8-column groups: rows lo / hi take (lo0, hi0) below group kSplit
+// and (lo1, hi1) from it on (the weight-scale block boundary).
+template <int kJ, int kSplit>
+SYMMOE_DEVICE void promote(float (&acc)[4 * kJ], const float (&part)[4 * kJ], float lo0, float hi0, float lo1,
+                           float hi1) {
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < kJ; ++j) {
+    const float lo = j < kSplit ? lo0 : lo1, hi = j < kSplit ? hi0 : hi1;
     acc[4 * j + 0] += part[4 * j + 0] * lo;
     acc[4 * j + 1] += part[4 * j + 1] * lo;
     acc[4 * j + 2] += part[4 * j + 2] * hi;
     acc[4 * j + 3] += part[4 * j + 3] * hi;
+  }
+}
+
+// Batch b's promotion with this thread's activation scales (sa_lo, sa_hi) and the tile's two
+// weight scales sb[0], sb[1].
+template <class Shape>
+SYMMOE_DEVICE void promote_batch(float (&acc)[Shape::kBatchN / 2], const float (&part)[Shape::kBatchN / 2], int b,
+                                 int64_t n0, float sa_lo, float sa_hi, const float* sb) {
+  constexpr int kJ = Shape::kBatchN / 8;
+  if constexpr (Shape::kBatches > 1) {
+    const float w = sb[b];
+    promote<kJ, kJ>(acc, part, sa_lo * w, sa_hi * w, 0.f, 0.f);
+  } else {
+    const float w0 = sb[0], w1 = sb[1];
+    if (n0 % 128 == 0) {
+      promote<kJ, 16>(acc, part, sa_lo * w0, sa_hi * w0, sa_lo * w1, sa_hi * w1);
+    } else {
+      promote<kJ, 8>(acc, part, sa_lo * w0, sa_hi * w0, sa_lo * w1, sa_hi * w1);
+    }
   }
 }
 
@@ -258,7 +295,7 @@ struct ConsumerTile {
   int m0;          // first row of the tile within the expert
   int r_lo, r_hi;  // this thread's rows within the expert
   int64_t n0;      // first column
-  int halves;      // column halves inside N
+  int batches;     // column batches that start inside N
 };
 
 template <class Shape>
@@ -271,39 +308,46 @@ SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const Smem<Shape>&
   c.r_lo = c.m0 + r_in_tile;
   c.r_hi = c.r_lo + 8;
   c.n0 = int64_t{pos.nb} * Shape::kBN;
-  c.halves = Shape::kHalves == 1 || c.n0 + 128 < src.n ? Shape::kHalves : 1;
+  c.batches = Shape::kBatches == 1 || c.n0 + Shape::kBatchN < src.n ? Shape::kBatches : 1;
   return c;
 }
 
-// bf16 pairs of one column half, rows past the expert's count not written.
-SYMMOE_DEVICE void store_half(const float (&acc)[64], const ConsumerTile& c, int h, int col_in_tile,
-                              const GroupSource& src) {
+// bf16 pairs of one column batch; rows past the expert's count and columns past N not written.
+template <class Shape>
+SYMMOE_DEVICE void store_batch(const float (&acc)[Shape::kBatchN / 2], const ConsumerTile& c, int b, int col_in_tile,
+                               const GroupSource& src) {
   auto* out = static_cast<__nv_bfloat16*>(src.out);
-  const int64_t col0 = c.n0 + 128 * h + col_in_tile;
+  const int64_t col0 = c.n0 + Shape::kBatchN * b;
+  // N is a multiple of 128, so only 192-wide tiles reach past N inside a batch.
+  const int groups = Shape::kBatchN == 128 ? 16 : static_cast<int>(min(int64_t{Shape::kBatchN}, src.n - col0) / 8);
   if (c.r_lo < c.rows.count) {
-    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_lo) * src.n + col0);
+    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_lo) * src.n + col0 + col_in_tile);
 #pragma unroll
-    for (int j = 0; j < 16; ++j) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 0], acc[4 * j + 1]);
+    for (int j = 0; j < Shape::kBatchN / 8; ++j) {
+      if (j < groups) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 0], acc[4 * j + 1]);
+    }
   }
   if (c.r_hi < c.rows.count) {
-    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_hi) * src.n + col0);
+    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_hi) * src.n + col0 + col_in_tile);
 #pragma unroll
-    for (int j = 0; j < 16; ++j) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+    for (int j = 0; j < Shape::kBatchN / 8; ++j) {
+      if (j < groups) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+    }
   }
 }
 
 // NOTE [wgmma tensor-store epilogue]: with kTmaStore a warpgroup whose 64 rows all lie inside
-// the expert stages its 64 x kBN bf16 block in shared memory (its own 32 KiB half of the out
-// tile: blocks of 64 rows x 64 columns, 128-byte rows, 128-byte swizzle, written with
+// the expert stages its 64 x kBN bf16 block in shared memory (its own half of the out tile:
+// blocks of 64 rows x 64 columns, 128-byte rows, 128-byte swizzle, written with
 // stmatrix: the accumulator layout is stmatrix's fragment layout) and one thread stores it
 // with tensor copies, columns past N clipped by the tensor map; the warpgroup goes on to the
 // next tile while the copies run. Before the next staging the same thread waits until the
 // copies have read the staging buffer (bulk_wait_read_all), and at the end until they have
 // completed. A warpgroup with rows past the expert's count (the last row block of an expert)
-// stores directly (store_half): a tensor copy cannot stop at the count.
+// stores directly (store_batch): a tensor copy cannot stop at the count.
 template <class Shape>
-SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kHalves][64], const ConsumerTile& c, int wg,
-                                  const CUtensorMap* map_out, uint8_t* out_stage) {
+SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kBatches][Shape::kBatchN / 2], const ConsumerTile& c, int wg,
+                                  const CUtensorMap* map_out, uint8_t* out_stage, int src_n) {
   const int warp_in_wg = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const bool leader = warp_in_wg == 0 && lane == 0;
   uint8_t* base = out_stage + wg * (64 * Shape::kBN * 2);
@@ -314,10 +358,10 @@ SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kHalves][64], const 
   const int k = lane / 8, i = lane % 8;
   const int row = 16 * warp_in_wg + i + 8 * (k & 1);
 #pragma unroll
-  for (int h = 0; h < Shape::kHalves; ++h) {
+  for (int h = 0; h < Shape::kBatches; ++h) {
 #pragma unroll
-    for (int j = 0; j < 16; j += 2) {
-      const int col = 128 * h + 8 * (j + (k >> 1));
+    for (int j = 0; j < Shape::kBatchN / 8; j += 2) {
+      const int col = Shape::kBatchN * h + 8 * (j + (k >> 1));
       uint8_t* addr = base + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row & 7)) * 16);
       const float* a = acc[h];
       tma::stmatrix_x4(addr, pack_bf16x2(a[4 * j + 0], a[4 * j + 1]),
@@ -332,7 +376,7 @@ SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kHalves][64], const 
     const auto row0 = static_cast<int32_t>(c.rows.row0 + c.m0 + 64 * wg);
 #pragma unroll
     for (int b = 0; b < Shape::kBN / 64; ++b) {
-      if (b >= 2 * c.halves) break;
+      if (c.n0 + 64 * b >= src_n) break;  // wholly past N
       tma::store_2d(map_out, static_cast<int32_t>(c.n0 + 64 * b), row0, base + b * 8192);
     }
     tma::bulk_commit();
@@ -355,12 +399,12 @@ SYMMOE_DEVICE void release_stage(uint64_t* empty) {
 // r + 8 with r = 64 wg + 16 (warp % 4) + lane / 4.
 //
 // NOTE [ordered wgmma issue]: with kHandoff = kBeforeLast the two consumer warpgroups take
-// turns with their batches (one column half of one K block), wg 0 first: named barrier
+// turns with their batches (one column batch of one K block), wg 0 first: named barrier
 // 1 + wg is "my turn", and the other warpgroup arrives on it once all but the last wgmma of
 // its own batch are done, so the tensor pipe always holds the next batch while a warpgroup
 // promotes. wg 1 primes barrier 1 once and wg 0 consumes its last arrival after the loop, so
 // every barrier completes exactly as often as it is waited on. Both warpgroups run the same
-// tiles and halves, hence the same number of batches. A failed stage wait therefore does not
+// tiles and batches, hence the same number of batches. A failed stage wait therefore does not
 // leave the loop: the thread stops waiting (the failure is reported and has set the abort
 // flag, so the other waiters stop too), keeps issuing (wgmma must stay warpgroup-uniform; the
 // stale operands are only read) and releasing stages, and stores nothing. Measured (8 x 4096
@@ -374,7 +418,7 @@ SYMMOE_DEVICE void pass_turn(int wg) { wg == 0 ? tma::named_arrive<2>(256) : tma
 template <class Shape, int kHandoff>
 SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
                            const CUtensorMap* map_out, const device::WaitContext& ctx) {
-  constexpr int kHalves = Shape::kHalves, kStages = Shape::kStages;
+  constexpr int kBatches = Shape::kBatches, kStages = Shape::kStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wg = warp / 4 - 1;
   const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
@@ -384,7 +428,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(tma::cluster_id());
   const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(tma::cluster_count());
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
-  float acc[kHalves][64], part[64];
+  float acc[kBatches][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
   bool ok = true;
@@ -392,9 +436,9 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   for (int u = first; u < units; u += stride) {
     const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, r_in_tile);
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h) {
+    for (int h = 0; h < kBatches; ++h) {
 #pragma unroll
-      for (int i = 0; i < 64; ++i) acc[h][i] = 0.f;
+      for (int i = 0; i < Shape::kBatchN / 2; ++i) acc[h][i] = 0.f;
     }
     for (int kb = 0; kb < kblocks; ++kb) {
       if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
@@ -402,20 +446,18 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
       const float* sc = sm.scales + s * Shape::kScaleFloats;
       const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8];
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h) {
-        if (h > 0 && h >= tile.halves) break;
+      for (int h = 0; h < kBatches; ++h) {
+        if (h > 0 && h >= tile.batches) break;
         if (kHandoff != kFree) take_turn(wg);
         issue_block<Shape, kHandoff == kBeforeLast>(part, sm.a, sm.b, s, wg, h);
-        const float b = sc[kBM + h];
-        const float lo = sa_lo * b, hi = sa_hi * b;
         if (kHandoff == kBeforeLast) {
           wgmma::wait<1>();
           pass_turn(wg);
         }
         wgmma::wait<0>();
         wgmma::fence_operands(part);
-        if (lane == 0 && h + 1 == tile.halves) release_stage<Shape>(&sm.empty[s]);
-        promote(acc[h], part, lo, hi);
+        if (lane == 0 && h + 1 == tile.batches) release_stage<Shape>(&sm.empty[s]);
+        promote_batch<Shape>(acc[h], part, h, tile.n0, sa_lo, sa_hi, sc + kBM);
       }
       advance_stage(s, phase, kStages);
     }
@@ -426,13 +468,13 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
     }
     if (!ok) continue;
     if (Shape::kTmaStore && tile.m0 + 64 * (wg + 1) <= tile.rows.count) {
-      store_tile_tma<Shape>(acc, tile, wg, map_out, sm.out);
+      store_tile_tma<Shape>(acc, tile, wg, map_out, sm.out, src.n);
       continue;
     }
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h) {
-      if (h > 0 && h >= tile.halves) break;
-      store_half(acc[h], tile, h, col_in_tile, src);
+    for (int h = 0; h < kBatches; ++h) {
+      if (h > 0 && h >= tile.batches) break;
+      store_batch<Shape>(acc[h], tile, h, col_in_tile, src);
     }
   }
   if (Shape::kTmaStore && warp % 4 == 0 && lane == 0) tma::bulk_wait_all();
@@ -631,15 +673,26 @@ struct WgmmaConfig {
 // output tile with tensor stores (NOTE [wgmma tensor-store epilogue]). Measured at 8 x 4096
 // gate/up: 128 x 128 tiles (6 stages) 786 TFLOPS against 949 for 128 x 256 in the same
 // process (more operand bytes per flop).
-using Shape256 = WgmmaShape<2, 4, 1, false>;
-using Shape256Tma = WgmmaShape<2, 3, 1, true>;
-using Shape256Pair = WgmmaShape<2, 4, 2, false>;
-using Shape256PairTma = WgmmaShape<2, 3, 2, true>;
+using Shape256 = WgmmaShape<256, 4, 1, false>;
+using Shape256Tma = WgmmaShape<256, 3, 1, true>;
+using Shape256Pair = WgmmaShape<256, 4, 2, false>;
+using Shape256PairTma = WgmmaShape<256, 3, 2, true>;
+// 128 x 192 tiles: one wgmma batch per K block (A read once, one wait); 4 stages of 40 KiB and
+// the 48 KiB staged output tile fit together.
+using Shape192Tma = WgmmaShape<192, 4, 1, true>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
+  const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
+  SYMMOE_CHECK(width == 256 || width == 192, "SYMMOE_GEMM_WGMMA_TILE_N = ", width, ": 256 or 192");
+  if (width == 192) {
+    SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1,
+                 "grouped GEMM (fp8 wgmma): 128 x 192 tiles are built with the tma epilogue and clusters of 1 "
+                 "only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, SYMMOE_GEMM_WGMMA_CLUSTER=1)");
+    return WgmmaConfig<Shape192Tma>::launch(src, slots, stream);
+  }
   if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) {
     return tma_store ? WgmmaConfig<Shape256PairTma>::launch(src, slots, stream)
                      : WgmmaConfig<Shape256Pair>::launch(src, slots, stream);
@@ -656,6 +709,8 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
                                     "sm90_grouped_gemm_fp8_wgmma_128x256_c2_ordered");
   WgmmaConfig<Shape256PairTma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_c2_tma_store",
                                        "sm90_grouped_gemm_fp8_wgmma_128x256_c2_tma_store_ordered");
+  WgmmaConfig<Shape192Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store",
+                                   "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_ordered");
 }
 
 }  // namespace

@@ -303,25 +303,34 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
 // across tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32
 // at a time), experts with 0 rows and odd row-block counts (a cluster pair's second tile past
 // the rows), warpgroups with rows past the count (direct stores next to tensor stores), N =
-// 128 mod 256 (the second half past N), both layouts. The first variant is checked against the
-// reference; every other variant (cluster, epilogue, issue order: the same arithmetic in the
-// same order) must give the same bits, poisoned rows included. An invalid count is reported
+// 128 mod 256 (the second half past N; 192-wide tiles past N and across weight-scale blocks),
+// both layouts. The first variant and the 192-wide tiles are checked against the reference;
+// every other variant (cluster, epilogue, issue order: the same arithmetic in the same order)
+// must give the first variant's bits, poisoned rows included. An invalid count is reported
 // naming the expert in every variant.
 TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   struct Variant {
-    const char *cluster, *epilogue, *ordered;
+    const char *cluster, *epilogue, *ordered, *tile_n;
   };
-  const Variant variants[] = {{"1", "direct", "0"}, {"1", "tma", "0"}, {"1", "tma", "1"}, {"1", "direct", "1"},
-                              {"2", "direct", "0"}, {"2", "tma", "0"}, {"2", "tma", "1"}};
+  const Variant variants[] = {{"1", "direct", "0", "256"}, {"1", "tma", "0", "256"}, {"1", "tma", "1", "256"},
+                              {"1", "direct", "1", "256"}, {"2", "direct", "0", "256"}, {"2", "tma", "0", "256"},
+                              {"2", "tma", "1", "256"},    {"1", "tma", "0", "192"},    {"1", "tma", "1", "192"}};
   auto label = [](const Variant& v) {
-    return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered + ") ";
+    return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
+           ", 128x" + v.tile_n + ") ";
+  };
+  struct VariantEnv {
+    test::EnvGuard cluster, epilogue, ordered, tile_n;
+    explicit VariantEnv(const Variant& v)
+        : cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster),
+          epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue),
+          ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered),
+          tile_n("SYMMOE_GEMM_WGMMA_TILE_N", v.tile_n) {}
   };
   auto run_variant = [&](const Variant& v, const HostCase& c, runtime::SmBudget budget) {
-    const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster);
-    const test::EnvGuard env_epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue);
-    const test::EnvGuard env_ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered);
+    const VariantEnv env(v);
     return run(g, c, GemmTile::kWgmma, budget);
   };
   auto check_all = [&](const HostCase& c, runtime::SmBudget budget, bool integers, const std::string& what) {
@@ -329,6 +338,10 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
     expect_matches(c, base, integers, label(variants[0]) + what);
     for (size_t i = 1; i < std::size(variants); ++i) {
       const std::vector<uint16_t> got = run_variant(variants[i], c, budget);
+      if (std::string(variants[i].tile_n) != variants[0].tile_n) {
+        expect_matches(c, got, integers, label(variants[i]) + what);
+        continue;
+      }
       size_t diff = 0;
       while (diff < got.size() && got[diff] == base[diff]) ++diff;
       EXPECT_EQ(diff, got.size()) << label(variants[i]) << what << ": first difference from " << label(variants[0])
@@ -348,9 +361,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
 
   HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
   for (const Variant& v : variants) {
-    const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster);
-    const test::EnvGuard env_epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue);
-    const test::EnvGuard env_ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered);
+    const VariantEnv env(v);
     SCOPED_TRACE(label(v));
     expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
   }

@@ -18,9 +18,10 @@ namespace symmoe::gemm {
 // where 128-row tiles would be mostly padding. kDecode (fp8 only): our weight-streaming kernel
 // for up to 8 rows per expert (mma.sync fragments loaded straight from global memory, no
 // argument builder; NOTE [fp8 decode kernel]); correct for any count, in passes of up to 32.
-// kWgmma (fp8 only): our warp-specialized persistent wgmma/TMA kernel, 128x256 tiles, two
-// consumer warpgroups, promotion per 128-wide K block (NOTE [fp8 wgmma kernel]); selected
-// explicitly: at large M it measures below kLargeM (see the note), so kAuto never picks it.
+// kWgmma (fp8 only): our warp-specialized persistent wgmma/TMA kernel, 128x256 tiles (128x192
+// with SYMMOE_GEMM_WGMMA_TILE_N=192), two consumer warpgroups, promotion per 128-wide K block,
+// tensor-store epilogue (NOTE [fp8 wgmma kernel]); selected explicitly: at large M it measures
+// level with kLargeM (see the note), so kAuto keeps kLargeM.
 enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma };
 
 struct TileChoice {
