@@ -46,8 +46,11 @@
 // accumulators with wgmma.wait_group 1 (ptxas serializes every wgmma: C7518 / C7514), and
 // producer registers 48 with consumers 232 (setmaxnreg.inc waits forever: the increase must
 // come from what the producer warpgroup gives back; a static_assert checks it now).
-// Next: fewer instructions per K block (descriptors in uniform registers; the promotion's
-// register-bank conflicts), then 128 x 192 tiles with one wgmma batch per K block.
+// 128 x 192 tiles (one m64n192k32 batch per K block, SYMMOE_GEMM_WGMMA_TILE_N=192) measured
+// 0.97-1.09x of 128 x 256: the saved wait and A reads are eaten by the columns past N that 192
+// does not divide. Next: fewer instructions per K block (descriptors in uniform registers:
+// neither a lane-0 broadcast of the warpgroup index nor a compile-time one moved ptxas off
+// R2UR; the promotion's register-bank conflicts).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
