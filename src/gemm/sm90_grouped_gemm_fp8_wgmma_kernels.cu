@@ -32,7 +32,7 @@
 // Measured on the H200 (`symmoe bench gemm --tile wgmma|large`, same process, 10 GEMMs per
 // graph; bench/results/gemm_wgmma_tma_h200.log), against CUTLASS's 128 x 128 tile: gate/up
 // 8 x 4096 1036 vs 1035 TFLOPS, 32 x 4096 1021 vs 1044; down 8 x 1024 844 vs 789, 8 x 4096
-// 1024 vs 1034 — level overall (kAuto keeps CUTLASS). The tensor-store epilogue gave +8 to
+// 1024 vs 1034 — level overall; another run, on a hotter GPU, 0.92-1.01x (kAuto keeps CUTLASS). The tensor-store epilogue gave +8 to
 // +27 % over direct stores (whose 64 narrow stores per thread were 9.7 % of the stall samples,
 // the tensor pipe idling meanwhile); Nsight Compute, 8 x 4096 gate/up: tensor pipe busy 69.5 %
 // (CUTLASS 73 %), stall samples per K block and consumer warp: 274 instructions, of which 32
