@@ -70,6 +70,7 @@
 #include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/device/grouped_gemm_tile_order.cuh"
+#include "symmoe/device/ptx.cuh"
 #include "symmoe/runtime/device_runtime.hpp"
 
 namespace symmoe::gemm::sm90 {
@@ -187,9 +188,9 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x != 0 && warp != 1) return;
   const int kblocks = src.k / kBK;
-  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(tma::cluster_rank());
-  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(tma::cluster_id());
-  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(tma::cluster_count());
+  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
+  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(device::ptx::cluster_id_x());
+  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(device::ptx::cluster_count_x());
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
@@ -427,9 +428,9 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
   const int col_in_tile = 2 * (lane % 4);
   const int kblocks = src.k / kBK;
-  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(tma::cluster_rank());
-  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(tma::cluster_id());
-  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(tma::cluster_count());
+  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
+  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(device::ptx::cluster_id_x());
+  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(device::ptx::cluster_count_x());
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
   float acc[kBatches][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
   int s = 0, e_hint = 0;

@@ -93,23 +93,6 @@ SYMMOE_DEVICE void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
       : "memory");
 }
 
-// Cluster geometry (x only: the kernels launch 1-D clusters).
-SYMMOE_DEVICE uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-SYMMOE_DEVICE uint32_t cluster_id() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
-  return r;
-}
-SYMMOE_DEVICE uint32_t cluster_count() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
-  return r;
-}
-
 // Every thread of every CTA of the cluster arrives (release) and waits (acquire); threads of
 // a warp may arrive at different times (not .aligned).
 SYMMOE_DEVICE void cluster_sync() {

@@ -106,5 +106,23 @@ SYMMOE_DEVICE uint32_t smid() {
   return id;
 }
 
+// Cluster geometry along x (1-D clusters): this CTA's rank in its cluster, the cluster's index
+// in the grid, the number of clusters.
+SYMMOE_DEVICE uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+SYMMOE_DEVICE uint32_t cluster_id_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+SYMMOE_DEVICE uint32_t cluster_count_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+
 }  // namespace symmoe::device::ptx
 #endif
