@@ -239,8 +239,13 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
 template <class Shape, bool kSplit>
 SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], const uint8_t* smem_a, const uint8_t* smem_b, int s,
                                int wg, int b) {
-  const uint64_t da = wgmma::desc_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK);
-  const uint64_t db = wgmma::desc_k_major_sw128(smem_b + s * Shape::kBBytes) + b * (Shape::kBatchN * kBK / 16);
+  // The descriptors' start addresses, broadcast from lane 0: ptxas then knows them warp-uniform
+  // and steps the four wgmmas' descriptors in uniform registers (UIADD3.64), where per-thread
+  // values cost two R2UR per descriptor and wgmma plus their 64-bit adds (SASS checked).
+  const uint32_t a_lo = __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0);
+  const uint32_t b_lo = __shfl_sync(
+      0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes + b * Shape::kBatchN * kBK), 0);
+  const uint64_t da = wgmma::desc_from_lo(a_lo), db = wgmma::desc_from_lo(b_lo);
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) {
@@ -564,7 +569,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // 2-D tensor map over a row-major [rows, k] e4m3 matrix, boxes of box_rows x 128 bytes,
-// 128-byte swizzle (the layout desc_k_major_sw128 describes).
+// 128-byte swizzle (the layout desc_lo_k_major_sw128 / desc_from_lo describe).
 CUtensorMap make_operand_map(const void* base, int64_t rows, int64_t k, int box_rows, const char* what) {
   SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (fp8 wgmma): ", what, " has ", rows,
                " rows; tensor-map coordinates are 32-bit");

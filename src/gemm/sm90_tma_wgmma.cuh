@@ -155,11 +155,11 @@ namespace symmoe::gemm::sm90::wgmma {
 // swizzle (what a TMA box of 128 one-byte columns with CU_TENSOR_MAP_SWIZZLE_128B writes):
 // start address >> 4 (bits 0-13), stride between 8-row groups 1024 bytes >> 4 (bits 32-45),
 // layout 128B swizzle (bits 62-63 = 1). The tile must start 1024-byte aligned; the k-th
-// 32-byte slice of the rows is the same descriptor plus 2k (32 bytes >> 4).
-SYMMOE_DEVICE uint64_t desc_k_major_sw128(const void* tile) {
-  const uint64_t addr = tma::smem_addr(tile);
-  return ((addr & 0x3FFFF) >> 4) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
-}
+// 32-byte slice of the rows is the same descriptor plus 2k (32 bytes >> 4). In two halves: the
+// low word (start address, a function of the tile) and the constant high word.
+SYMMOE_DEVICE uint32_t desc_lo_k_major_sw128(const void* tile) { return (tma::smem_addr(tile) & 0x3FFFF) >> 4; }
+SYMMOE_DEVICE uint64_t desc_from_lo(uint32_t lo) { return (uint64_t{(1024 >> 4) | (1u << 30)} << 32) | lo; }
+
 
 SYMMOE_DEVICE void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 SYMMOE_DEVICE void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
