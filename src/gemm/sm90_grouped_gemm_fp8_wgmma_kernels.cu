@@ -48,9 +48,10 @@
 // come from what the producer warpgroup gives back; a static_assert checks it now).
 // 128 x 192 tiles (one m64n192k32 batch per K block, SYMMOE_GEMM_WGMMA_TILE_N=192) measured
 // 0.97-1.09x of 128 x 256: the saved wait and A reads are eaten by the columns past N that 192
-// does not divide. Next: fewer instructions per K block (descriptors in uniform registers:
-// neither a lane-0 broadcast of the warpgroup index nor a compile-time one moved ptxas off
-// R2UR; the promotion's register-bank conflicts).
+// does not divide. Next: fewer instructions per K block — the descriptors' start addresses are
+// now broadcast from lane 0 (issue_block), so ptxas steps them in uniform registers (115 -> 97
+// instructions per column batch in the SASS; not yet measured); then the promotion's
+// register-bank conflicts.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
