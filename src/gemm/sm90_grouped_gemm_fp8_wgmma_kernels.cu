@@ -32,8 +32,8 @@
 // Measured on the H200 (`symmoe bench gemm --tile wgmma|large`, same process, 10 GEMMs per
 // graph; bench/results/gemm_wgmma_tma_h200.log), against CUTLASS's 128 x 128 tile: gate/up
 // 8 x 4096 1036 vs 1035 TFLOPS, 32 x 4096 1021 vs 1044; down 8 x 1024 844 vs 789, 8 x 4096
-// 1024 vs 1034 — level overall; another run, on a hotter GPU, 0.92-1.01x (kAuto keeps CUTLASS). The tensor-store epilogue gave +8 to
-// +27 % over direct stores (whose 64 narrow stores per thread were 9.7 % of the stall samples,
+// 1024 vs 1034 — level overall; another run, on a hotter GPU, 0.92-1.01x (kAuto keeps
+// CUTLASS). The tensor-store epilogue gave +8 to +27 % over direct stores (whose 64 narrow stores per thread were 9.7 % of the stall samples,
 // the tensor pipe idling meanwhile); Nsight Compute, 8 x 4096 gate/up: tensor pipe busy 69.5 %
 // (CUTLASS 73 %), stall samples per K block and consumer warp: 274 instructions, of which 32
 // R2UR and 35 IMAD build the wgmma descriptors (CUTLASS: 124 for half the columns). Tried
@@ -96,8 +96,8 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // wgmmas of one batch into `part` and promote it before the next, so registers hold
 // kBN / 2 accumulators + kBatchN / 2 partial products per thread. A tile's columns meet two
 // 128-wide weight-scale blocks (the 192-wide tiles start at 0 or 64 mod 128): batch b of a
-// 256-wide tile is block b; the 192-wide batch switches block at column 128 - n0 % 128. kCluster CTAs (a 1-D cluster)
-// run the tiles of kCluster consecutive row blocks of one column block together and share
+// 256-wide tile is block b; the 192-wide batch switches block at column 128 - n0 % 128.
+// kCluster CTAs (a 1-D cluster) run the tiles of kCluster consecutive row blocks of one column block together and share
 // its weight tile (NOTE [wgmma weight multicast]).
 template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_>
 struct WgmmaShape {
@@ -180,6 +180,17 @@ struct Smem {
   }
 };
 
+// This CTA's walk over the work units: cluster rank, first unit, stride (a CTA is a cluster of
+// one when kCluster = 1). Every CTA of a cluster walks the same units.
+template <class Shape>
+struct UnitWalk {
+  int rank, first, stride;
+  SYMMOE_DEVICE UnitWalk()
+      : rank(Shape::kCluster == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank())),
+        first(Shape::kCluster == 1 ? static_cast<int>(blockIdx.x) : static_cast<int>(device::ptx::cluster_id_x())),
+        stride(Shape::kCluster == 1 ? static_cast<int>(gridDim.x) : static_cast<int>(device::ptx::cluster_count_x())) {}
+};
+
 // Producer warpgroup: thread 0 issues the tensor copies, warp 1 the scale copies; the other
 // threads have nothing to do. Returns at the end of the work or on a failed wait.
 template <class Shape>
@@ -189,19 +200,17 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x != 0 && warp != 1) return;
   const int kblocks = src.k / kBK;
-  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
-  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(device::ptx::cluster_id_x());
-  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(device::ptx::cluster_count_x());
+  const UnitWalk<Shape> walk;
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-  for (int u = first; u < units; u += stride) {
-    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint);
+  for (int u = walk.first; u < units; u += walk.stride) {
+    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint);
     const GroupRows rows = sm.expert_rows(pos.e);
     const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
     const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
     const auto a_row = static_cast<int32_t>(rows.row0 + m0);
-    const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rank * Shape::kBSliceRows);
+    const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + walk.rank * Shape::kBSliceRows);
     const int64_t nb0 = n0 / kBK;  // first weight-scale block of the tile
     const float* sb = src.weight_scales + (int64_t{pos.e} * (src.n / kBK) + nb0) * kblocks;
     for (int kb = 0; kb < kblocks; ++kb) {
@@ -209,7 +218,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
       if (warp == 0) {
         device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], Shape::kABytes + Shape::kBBytes);
         tma::load_2d(sm.a + s * Shape::kABytes, &map_act, kb * kBK, a_row, &sm.full[s]);
-        uint8_t* b_dst = sm.b + s * Shape::kBBytes + rank * Shape::kBSliceRows * kBK;
+        uint8_t* b_dst = sm.b + s * Shape::kBBytes + walk.rank * Shape::kBSliceRows * kBK;
         if constexpr (Shape::kCluster == 1) {
           tma::load_2d(b_dst, &map_weights, kb * kBK, b_row, &sm.full[s]);
         } else {
@@ -243,7 +252,8 @@ SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], const uint8_t* sm
   // The descriptors' start addresses, broadcast from lane 0: ptxas then knows them warp-uniform
   // and steps the four wgmmas' descriptors in uniform registers (UIADD3.64), where per-thread
   // values cost two R2UR per descriptor and wgmma plus their 64-bit adds (SASS checked).
-  const uint32_t a_lo = __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0);
+  const uint32_t a_lo =
+      __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0);
   const uint32_t b_lo = __shfl_sync(
       0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes + b * Shape::kBatchN * kBK), 0);
   const uint64_t da = wgmma::desc_from_lo(a_lo), db = wgmma::desc_from_lo(b_lo);
@@ -356,8 +366,8 @@ SYMMOE_DEVICE void store_batch(const float (&acc)[Shape::kBatchN / 2], const Con
 // completed. A warpgroup with rows past the expert's count (the last row block of an expert)
 // stores directly (store_batch): a tensor copy cannot stop at the count.
 template <class Shape>
-SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kBatches][Shape::kBatchN / 2], const ConsumerTile& c, int wg,
-                                  const CUtensorMap* map_out, uint8_t* out_stage, int src_n) {
+SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kBatches][Shape::kBatchN / 2], const ConsumerTile& c,
+                                  int wg, const CUtensorMap* map_out, uint8_t* out_stage, int src_n) {
   const int warp_in_wg = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const bool leader = warp_in_wg == 0 && lane == 0;
   uint8_t* base = out_stage + wg * (64 * Shape::kBN * 2);
@@ -434,17 +444,15 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
   const int col_in_tile = 2 * (lane % 4);
   const int kblocks = src.k / kBK;
-  const int rank = Shape::kCluster == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
-  const int first = Shape::kCluster == 1 ? blockIdx.x : static_cast<int>(device::ptx::cluster_id_x());
-  const int stride = Shape::kCluster == 1 ? gridDim.x : static_cast<int>(device::ptx::cluster_count_x());
+  const UnitWalk<Shape> walk;
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
   float acc[kBatches][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
   bool ok = true;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-  for (int u = first; u < units; u += stride) {
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, r_in_tile);
+  for (int u = walk.first; u < units; u += walk.stride) {
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
 #pragma unroll
     for (int h = 0; h < kBatches; ++h) {
 #pragma unroll
@@ -569,24 +577,49 @@ __global__ void __launch_bounds__(kThreads, 1)
   if constexpr (Shape::kCluster > 1) tma::cluster_sync();
 }
 
-// 2-D tensor map over a row-major [rows, k] e4m3 matrix, boxes of box_rows x 128 bytes,
-// 128-byte swizzle (the layout desc_lo_k_major_sw128 / desc_from_lo describe).
-CUtensorMap make_operand_map(const void* base, int64_t rows, int64_t k, int box_rows, const char* what) {
+// 2-D tensor map over a row-major [rows, cols] matrix of `elem_bytes`-byte elements, boxes of
+// box_rows x box_cols (box_cols x elem_bytes = 128 bytes), 128-byte swizzle: the layout
+// desc_lo_k_major_sw128 / desc_from_lo describe for operands, and store_tile_tma stages.
+CUtensorMap make_map_sw128(const void* base, CUtensorMapDataType type, int elem_bytes, int64_t rows, int64_t cols,
+                           int box_rows, CUtensorMapL2promotion promotion, const char* what) {
   SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (fp8 wgmma): ", what, " has ", rows,
                " rows; tensor-map coordinates are 32-bit");
   const DriverApi& drv = driver();
   CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kBK), static_cast<cuuint32_t>(box_rows)};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols * elem_bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult rc = drv.cuTensorMapEncodeTiled(
-      &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, elem_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult rc = drv.cuTensorMapEncodeTiled(&map, type, 2, const_cast<void*>(base), dims, strides, box,
+                                                 elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                 CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (fp8 wgmma): cuTensorMapEncodeTiled for ", what, " failed (CUresult ",
-               static_cast<int>(rc), "; ", rows, " x ", k, " bytes at ", base, ")");
+               static_cast<int>(rc), "; ", rows, " x ", cols, " elements of ", elem_bytes, " bytes at ", base, ")");
   return map;
+}
+
+// e4m3 operand [rows, k]: boxes of box_rows x 128.
+CUtensorMap make_operand_map(const void* base, int64_t rows, int64_t k, int box_rows, const char* what) {
+  return make_map_sw128(base, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, rows, k, box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        what);
+}
+
+// A launch of blocks of kThreads in 1-D clusters of `cluster` CTAs; `attr` holds the cluster
+// attribute and must outlive the config.
+cudaLaunchConfig_t cluster_launch_config(int grid, int cluster, size_t smem, cudaStream_t stream,
+                                         cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid, 1, 1);
+  config.blockDim = dim3(kThreads, 1, 1);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  return config;
 }
 
 // Persistent CTAs for a launch of `kernel` in clusters of `cluster`: the SM budget, in whole
@@ -601,17 +634,8 @@ int persistent_ctas(const void* kernel, int cluster, int sm_budget, int device) 
     std::lock_guard<std::mutex> lock(mu);
     auto it = resident.find({kernel, device});
     if (it == resident.end()) {
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(cluster, 1, 1);
-      config.blockDim = dim3(kThreads, 1, 1);
-      config.dynamicSmemBytes = kMaxSmem;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = cluster;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      config.attrs = attr;
-      config.numAttrs = 1;
+      cudaLaunchAttribute attr;
+      const cudaLaunchConfig_t config = cluster_launch_config(cluster, cluster, kMaxSmem, nullptr, attr);
       int n = 0;
       const cudaError_t rc = cudaOccupancyMaxActiveClusters(&n, kernel, &config);
       SYMMOE_CHECK(rc == cudaSuccess && n > 0, "grouped GEMM (fp8 wgmma): no cluster of ", cluster,
@@ -624,23 +648,10 @@ int persistent_ctas(const void* kernel, int cluster, int sm_budget, int device) 
   return std::max(std::min(clusters, sm_budget / cluster), 1) * cluster;
 }
 
-// 2-D tensor map over the row-major [rows, n] bf16 output, boxes of 64 rows x 64 columns
-// (128 bytes), 128-byte swizzle: what store_tile_tma stages.
+// bf16 output [rows, n]: boxes of 64 rows x 64 columns, what store_tile_tma stages.
 CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
-  SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (fp8 wgmma): the output has ", rows,
-               " rows; tensor-map coordinates are 32-bit");
-  const DriverApi& drv = driver();
-  CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n * 2)};
-  const cuuint32_t box[2] = {64, 64};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult rc = drv.cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box,
-                                                 elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                                 CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (fp8 wgmma): cuTensorMapEncodeTiled for the output failed (CUresult ",
-               static_cast<int>(rc), "; ", rows, " x ", n, " bf16 at ", base, ")");
-  return map;
+  return make_map_sw128(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, rows, n, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                        "the output");
 }
 
 template <class Shape>
@@ -654,22 +665,15 @@ struct WgmmaConfig {
                  " experts; the tile table in shared memory holds at most ", Shape::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     CUtensorMap map_act = make_operand_map(src.act, rows, src.k, kBM, "activations");
-    CUtensorMap map_w = make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
+    CUtensorMap map_w =
+        make_operand_map(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
     CUtensorMap map_out = Shape::kTmaStore ? make_out_map(src.out, rows, src.n) : CUtensorMap{};
     WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
     const void* fn = kernel(env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"));
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(persistent_ctas(fn, Shape::kCluster, slots.sm_count, slots.device), 1, 1);
-    config.blockDim = dim3(kThreads, 1, 1);
-    config.dynamicSmemBytes = Shape::smem_bytes(src.groups);
-    config.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = Shape::kCluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    config.attrs = attr;
-    config.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t config =
+        cluster_launch_config(persistent_ctas(fn, Shape::kCluster, slots.sm_count, slots.device), Shape::kCluster,
+                              Shape::smem_bytes(src.groups), stream, attr);
     void* args[] = {&map_act, &map_w, &map_out, &params};
     return cudaLaunchKernelExC(&config, fn, args);
   }
@@ -712,7 +716,8 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
 }
 
 void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
-  WgmmaConfig<Shape256>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256", "sm90_grouped_gemm_fp8_wgmma_128x256_ordered");
+  WgmmaConfig<Shape256>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256",
+                                "sm90_grouped_gemm_fp8_wgmma_128x256_ordered");
   WgmmaConfig<Shape256Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store",
                                    "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_ordered");
   WgmmaConfig<Shape256Pair>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_c2",
