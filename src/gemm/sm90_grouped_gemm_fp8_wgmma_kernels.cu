@@ -48,10 +48,19 @@
 // come from what the producer warpgroup gives back; a static_assert checks it now).
 // 128 x 192 tiles (one m64n192k32 batch per K block, SYMMOE_GEMM_WGMMA_TILE_N=192) measured
 // 0.97-1.09x of 128 x 256: the saved wait and A reads are eaten by the columns past N that 192
-// does not divide. Next: fewer instructions per K block — the descriptors' start addresses are
-// now broadcast from lane 0 (issue_block), so ptxas steps them in uniform registers (115 -> 97
-// instructions per column batch in the SASS; not yet measured); then the promotion's
-// register-bank conflicts.
+// does not divide. The descriptors' start addresses are broadcast from lane 0 (issue_block),
+// so ptxas steps them in uniform registers: 231 instructions per K block and consumer warp (was
+// 274); verified on the H200 (all wgmma variants pass), throughput unchanged within the run
+// spread (bench/results/gemm_ffma_yield_h200.log, "symmoe" passes). What the consumer warps
+// wait on now (Nsight Compute, 8 x 4096 gate/up): the wgmma batch (DEPBAR 33 % of samples) and
+// the promotion's 128 FFMA per K block (19 %, half of it dispatch / misc stalls); per batch a
+// warpgroup spends about twice the batch's tensor time outside the tensor pipe, and only the
+// other warpgroup's batch can cover it. Rewriting the FFMA runs' scheduling flags in the built
+// SASS (yield toggled, operand reuse dropped, scripts/analysis/sass_ffma_yield.py: first 9/16
+// of each run, or every other instruction) passes the test and is 1-4 % slower
+// (gemm_ffma_yield_h200.log). In-place rescaling of the wgmma accumulator (no separate partial
+// products) would free the registers for two batches in flight, but it accumulates all of K in
+// the tensor core: the reduced-precision accumulation the recipe's promotion exists to avoid.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
