@@ -26,11 +26,6 @@ std::vector<Var> make_registry() {
       {"SYMMOE_BUILD_COMMIT", Type::kString, "",
        "Commit recorded in result files (JSON) in place of the one baked in at configure time; "
        "for builds from a tree without git metadata."},
-      {"SYMMOE_GEMM_DECODE_LANES", Type::kInt, "4",
-       "fp8 grouped GEMM, decode kernel at up to 8 rows per expert (--tile decode): 4 = one CTA "
-       "per SM of 4 lanes, 64 weight rows per unit (SM loads within one unit of each other); 1 = "
-       "CTAs of 8 warps, 128 rows per unit, two CTAs per SM.",
-       {}, 1, 4},
       {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",

@@ -40,12 +40,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "grouped_gemm_rows.cuh"
 #include "sm90_grouped_gemm_launch.hpp"
-#include "symmoe/core/env.hpp"
-#include "symmoe/core/error.hpp"
 #include "symmoe/device/ptx.cuh"
 
 namespace symmoe::gemm::sm90 {
@@ -89,18 +88,10 @@ struct DecodePos {
   int n0, count, c0, s;
 };
 
-// NOTE [decode lanes]: a CTA is kLanes independent lanes of kWarps warps; lane l of CTA c is
-// worker w = l * gridDim.x + c of gridDim.x * kLanes and takes units w, w + workers, ... So the
-// workers' unit counts differ by at most one and the extra units go to lanes 0, 1, ... of
-// consecutive CTAs: a CTA's (an SM's, one CTA per SM) total is within one unit of every
-// other's. With 64-row units and 4 lanes, down at 8 experts (896 units) puts 6 or 7 units on
-// every SM of 132; 128-row units in CTAs of one lane put 2 or 4 (two CTAs per SM, 448 units).
-template <int kTokenTiles, int kWarps, int kLanes, int kDepth, int kMinCtas>
-__global__ void __launch_bounds__(kWarps * kLanes * 32, kMinCtas)
-    sm90_grouped_gemm_fp8_decode_kernel(GroupSource src, device::StatusBlock* status) {
-  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) % kWarps;
-  const int64_t worker = static_cast<int64_t>(threadIdx.x >> 5) / kWarps * gridDim.x + blockIdx.x;
-  const int64_t workers = static_cast<int64_t>(gridDim.x) * kLanes;
+template <int kTokenTiles, int kWarps, int kDepth>
+__global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kernel(GroupSource src,
+                                                                                   device::StatusBlock* status) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int64_t k = src.k;
   const int kblocks = src.k / kKBlock;
@@ -110,14 +101,13 @@ __global__ void __launch_bounds__(kWarps * kLanes * 32, kMinCtas)
   const auto* weights = static_cast<const uint8_t*>(src.weights);
   auto* out = static_cast<__nv_bfloat16*>(src.out);
 
-  // The lane's units are worker + i * workers (NOTE [decode lanes]); units of experts without
-  // rows are skipped. Only the compute cursor reports invalid row tables (once per expert: the
-  // first thread of the lane that has its row block 0).
+  // The CTA's units are blockIdx.x + i * gridDim.x; units of experts without rows are skipped.
+  // Only the compute cursor reports invalid row tables (once per expert: its row block 0).
   auto enter_unit = [&](DecodePos& p, int64_t u, bool report) {
-    for (; u < units; u += workers) {
+    for (; u < units; u += gridDim.x) {
       const int e = static_cast<int>(u / row_blocks), rb = static_cast<int>(u % row_blocks);
-      const bool reporter = report && rb == 0 && warp == 0 && lane == 0;
-      const GroupRows rows = resolve_group_rows(src, e, status, reporter, "grouped_gemm_fp8_decode");
+      const GroupRows rows =
+          resolve_group_rows(src, e, status, report && rb == 0 && threadIdx.x == 0, "grouped_gemm_fp8_decode");
       if (rows.count == 0) continue;
       p.u = u;
       p.n0 = (rb * kWarps + warp) * 16;
@@ -136,12 +126,12 @@ __global__ void __launch_bounds__(kWarps * kLanes * 32, kMinCtas)
     p.s = 0;
     p.c0 += 8 * kTokenTiles;
     if (p.c0 < p.count) return;
-    enter_unit(p, p.u + workers, report);
+    enter_unit(p, p.u + gridDim.x, report);
   };
 
   DecodePos ld, cp;  // the load cursor runs kDepth K blocks ahead of the compute cursor
-  enter_unit(ld, worker, false);
-  enter_unit(cp, worker, true);
+  enter_unit(ld, blockIdx.x, false);
+  enter_unit(cp, blockIdx.x, true);
   WeightFrag wf[kDepth];
 #pragma unroll
   for (int d = 0; d < kDepth; ++d) {
@@ -230,21 +220,20 @@ __global__ void __launch_bounds__(kWarps * kLanes * 32, kMinCtas)
 }
 
 // kTokenTiles (8 rows each) for the rows per expert the caller expects; more rows take more
-// passes. A unit is 16 * kWarps weight rows (a lane's warps share the activation rows through
-// L1); kDepth K blocks per warp in flight; kLanes lanes per CTA (NOTE [decode lanes]).
-template <int kTokenTiles, int kWarps, int kLanes, int kMinCtas>
+// passes. A unit is 16 * kWarps weight rows (the warps share the activation rows through L1);
+// kDepth K blocks per warp in flight.
+template <int kTokenTiles>
 struct DecodeShape {
-  // Measured on the H200 at M = 8 (node to node), CTAs of one lane: 8 warps x 4 K blocks beat
-  // 4 x 4 (1-3 points), 4 x 8 (registers: 10-20 points lower), units of 16 rows dealt to warps
-  // (1-5 points lower on down) and K split across the warps of a CTA (reduced through shared
-  // memory: 6-8 lower).
+  // Measured on the H200 at M = 8 (node to node): 8 warps x 4 K blocks beat 4 x 4 (1-3 points),
+  // 4 x 8 (registers: 10-20 points lower), units of 16 rows dealt to warps (1-5 points lower on
+  // down) and K split across the warps of a CTA (reduced through shared memory: 6-8 lower).
+  static constexpr int kWarps = 8;
   static constexpr int kDepth = 4;
-  static constexpr int kThreads = kWarps * kLanes * 32;
-  static constexpr auto kernel = &sm90_grouped_gemm_fp8_decode_kernel<kTokenTiles, kWarps, kLanes, kDepth, kMinCtas>;
+  static constexpr auto kernel = &sm90_grouped_gemm_fp8_decode_kernel<kTokenTiles, kWarps, kDepth>;
   static int ctas_per_sm() {
     static const int n = [] {
       int blocks = 0;
-      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0) != cudaSuccess) {
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kWarps * 32, 0) != cudaSuccess) {
         cudaGetLastError();
         blocks = 1;
       }
@@ -252,54 +241,37 @@ struct DecodeShape {
     }();
     return n;
   }
-  static int64_t units(const GroupSource& src) { return static_cast<int64_t>(src.n / (16 * kWarps)) * src.groups; }
-  // One lane: as many CTAs as fit in the SM budget, then as few as keep the most loaded CTA at
-  // the same number of units (every CTA gets that number or one less: no CTA streams alone at
-  // the end). Several lanes: one CTA per SM of the budget (NOTE [decode lanes] balances them).
-  static int64_t grid(const GroupSource& src, const LaunchSlots& slots) {
-    const int64_t u = units(src);
-    const int64_t fit = std::max<int64_t>(static_cast<int64_t>(slots.sm_count) * ctas_per_sm(), 1);
-    if (kLanes > 1) return std::clamp<int64_t>((u + kLanes - 1) / kLanes, 1, std::max(slots.sm_count, 1));
-    const int64_t per_cta = (u + fit - 1) / fit;
-    return std::max<int64_t>((u + per_cta - 1) / per_cta, 1);
-  }
+  // As many CTAs as fit in the SM budget, then as few as keep the most loaded CTA at the same
+  // number of units (every CTA gets that number or one less: no CTA streams alone at the end).
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-    kernel<<<static_cast<unsigned>(grid(src, slots)), kThreads, 0, stream>>>(src, slots.status);
+    const int64_t units = static_cast<int64_t>(src.n / (16 * kWarps)) * src.groups;
+    const int64_t fit = std::max<int64_t>(static_cast<int64_t>(slots.sm_count) * ctas_per_sm(), 1);
+    const int64_t per_cta = (units + fit - 1) / fit;
+    const int64_t grid = std::max<int64_t>((units + per_cta - 1) / per_cta, 1);
+    kernel<<<static_cast<unsigned>(grid), kWarps * 32, 0, stream>>>(src, slots.status);
     return cudaGetLastError();
   }
 };
-
-// Up to 8 rows: 64-row units in 4 lanes of 4 warps (512 threads, 128 registers: one CTA per
-// SM), or with SYMMOE_GEMM_DECODE_LANES=1 128-row units in CTAs of 8 warps (128 registers: two
-// per SM). More rows: CTAs of 8 warps (160-220 registers: one per SM).
-using Decode8 = DecodeShape<1, 4, 4, 1>;
-using Decode8OneLane = DecodeShape<1, 8, 1, 2>;
-using Decode16 = DecodeShape<2, 8, 1, 1>;
-using Decode32 = DecodeShape<4, 8, 1, 1>;
 
 WorkspaceBytes decode_workspace(int, int) { return {}; }
 
 cudaError_t decode_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const int m = std::max(src.expected_m, 1);
-  if (m <= 8) {
-    const int64_t lanes = env::get_int("SYMMOE_GEMM_DECODE_LANES");
-    SYMMOE_CHECK(lanes == 1 || lanes == 4, "SYMMOE_GEMM_DECODE_LANES = ", lanes, ": 1 or 4");
-    return lanes == 1 ? Decode8OneLane::launch(src, slots, stream) : Decode8::launch(src, slots, stream);
-  }
-  if (m <= 16) return Decode16::launch(src, slots, stream);
-  return Decode32::launch(src, slots, stream);
+  if (m <= 8) return DecodeShape<1>::launch(src, slots, stream);
+  if (m <= 16) return DecodeShape<2>::launch(src, slots, stream);
+  return DecodeShape<4>::launch(src, slots, stream);
 }
 
-template <class Shape>
-void append_decode_kernel(std::vector<runtime::KernelEntry>& out, const char* name) {
-  out.push_back({name, reinterpret_cast<const void*>(Shape::kernel), 0, -1});
+template <int kTokenTiles>
+void append_decode_kernel(std::vector<runtime::KernelEntry>& out) {
+  static const std::string name = "sm90_grouped_gemm_fp8_decode_m" + std::to_string(8 * kTokenTiles);
+  out.push_back({name.c_str(), reinterpret_cast<const void*>(DecodeShape<kTokenTiles>::kernel), 0, -1});
 }
 
 void decode_append_kernels(std::vector<runtime::KernelEntry>& out) {
-  append_decode_kernel<Decode8>(out, "sm90_grouped_gemm_fp8_decode_m8");
-  append_decode_kernel<Decode8OneLane>(out, "sm90_grouped_gemm_fp8_decode_m8_one_lane");
-  append_decode_kernel<Decode16>(out, "sm90_grouped_gemm_fp8_decode_m16");
-  append_decode_kernel<Decode32>(out, "sm90_grouped_gemm_fp8_decode_m32");
+  append_decode_kernel<1>(out);
+  append_decode_kernel<2>(out);
+  append_decode_kernel<4>(out);
 }
 
 }  // namespace
