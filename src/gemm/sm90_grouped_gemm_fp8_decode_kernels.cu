@@ -34,7 +34,13 @@
 // tiles win. Unpacking the operands ourselves (weights with integer ops, activations with
 // cvt, then HMMA) measured 3-5 points slower; prefetching the activation rows into L1 with the
 // weight loads (prefetch.global.L1) changed nothing measurable (down at 8 experts: 72.7 vs
-// 72.8 %). Measured in `symmoe bench gemm --tile decode|small`.
+// 72.8 %). Balancing the SMs' loads did not close the gap on down at 8 experts (448 units of
+// 128 rows: two CTAs per SM get 4 units on 92 SMs and 2 on 40): one CTA per SM of 4 lanes of
+// 64-row units (every SM 6 or 7 units) gave 71-72 % against 74 % in the same run, and every
+// other case 1-4 points lower (activation rows shared by 4 warps instead of 8); with N = 8448
+// (528 units: exactly 4 per SM) the present kernel reaches 78 %, so even a perfect balance
+// leaves ~9 us of ramp and per-row access cost at this size
+// (bench/results/gemm_decode_lanes_h200.log). Measured in `symmoe bench gemm --tile decode|small`.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
