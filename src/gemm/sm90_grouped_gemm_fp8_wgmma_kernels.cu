@@ -108,10 +108,13 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // 256-wide tile is block b; the 192-wide batch switches block at column 128 - n0 % 128.
 // kCluster CTAs (a 1-D cluster) run the tiles of kCluster consecutive row blocks of one column block together and share
 // its weight tile (NOTE [wgmma weight multicast]).
-template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_>
+// kOverlap: NOTE [overlapped promotion] — batches of 64 (256-wide tiles) or 96 columns (192)
+// into two partial-product buffers, each promoted while the next batch's wgmmas run.
+template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, bool kOverlap_ = false>
 struct WgmmaShape {
   static constexpr int kBN = kBN_;
-  static constexpr int kBatchN = kBN == 256 ? 128 : kBN;
+  static constexpr bool kOverlap = kOverlap_;
+  static constexpr int kBatchN = kOverlap ? kBN / (kBN == 256 ? 4 : 2) : (kBN == 256 ? 128 : kBN);
   static constexpr int kBatches = kBN / kBatchN;
   static constexpr int kScaleBlocks = 2;  // weight-scale blocks a tile's columns meet
   static constexpr int kStages = kStages_;
@@ -133,6 +136,7 @@ struct WgmmaShape {
   static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
+  static_assert(!kOverlap || kBatches % 2 == 0, "overlapped batches alternate between two buffers");
 };
 
 struct WgmmaParams {
@@ -270,7 +274,11 @@ SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], const uint8_t* sm
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) {
     if (kSplit && k == kBK / 32 - 1) wgmma::commit();
-    if constexpr (Shape::kBatchN == 128) {
+    if constexpr (Shape::kBatchN == 64) {
+      wgmma::mma_m64n64k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+    } else if constexpr (Shape::kBatchN == 96) {
+      wgmma::mma_m64n96k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+    } else if constexpr (Shape::kBatchN == 128) {
       wgmma::mma_m64n128k32_e4m3(d, da + 2 * k, db + 2 * k, k);
     } else {
       wgmma::mma_m64n192k32_e4m3(d, da + 2 * k, db + 2 * k, k);
@@ -299,23 +307,32 @@ SYMMOE_DEVICE void promote(float (&acc)[4 * kJ], const float (&part)[4 * kJ], fl
   }
 }
 
-// Batch b's promotion with this thread's activation scales (sa_lo, sa_hi) and the tile's two
-// weight scales sb[0], sb[1].
-template <class Shape>
-SYMMOE_DEVICE void promote_batch(float (&acc)[Shape::kBatchN / 2], const float (&part)[Shape::kBatchN / 2], int b,
-                                 int64_t n0, float sa_lo, float sa_hi, const float* sb) {
+// Batch kB's promotion with this thread's activation scales (sa_lo, sa_hi) and the tile's two
+// weight scales (w0, w1). The tile's columns switch weight-scale block at 128 - n0 % 128 (128
+// for 256-wide tiles; 128 or 64 for 192-wide ones), which falls at an 8-column group boundary
+// of the batch or outside it.
+template <int kJ, int kBatchN, int kB, int kBoundary>
+constexpr int scale_split() {
+  return std::clamp((kBoundary - kB * kBatchN) / 8, 0, kJ);
+}
+
+template <class Shape, int kB>
+SYMMOE_DEVICE void promote_batch(float (&acc)[Shape::kBatchN / 2], const float (&part)[Shape::kBatchN / 2], int64_t n0,
+                                 float sa_lo, float sa_hi, float w0, float w1) {
   constexpr int kJ = Shape::kBatchN / 8;
-  if constexpr (Shape::kBatches > 1) {
-    const float w = sb[b];
-    promote<kJ, kJ>(acc, part, sa_lo * w, sa_hi * w, 0.f, 0.f);
+  const float lo0 = sa_lo * w0, hi0 = sa_hi * w0, lo1 = sa_lo * w1, hi1 = sa_hi * w1;
+  if (Shape::kBN == 256 || n0 % 128 == 0) {
+    promote<kJ, scale_split<kJ, Shape::kBatchN, kB, 128>()>(acc, part, lo0, hi0, lo1, hi1);
   } else {
-    const float w0 = sb[0], w1 = sb[1];
-    if (n0 % 128 == 0) {
-      promote<kJ, 16>(acc, part, sa_lo * w0, sa_hi * w0, sa_lo * w1, sa_hi * w1);
-    } else {
-      promote<kJ, 8>(acc, part, sa_lo * w0, sa_hi * w0, sa_lo * w1, sa_hi * w1);
-    }
+    promote<kJ, scale_split<kJ, Shape::kBatchN, kB, 64>()>(acc, part, lo0, hi0, lo1, hi1);
   }
+}
+
+// f(std::integral_constant<int, b>) for b = 0 .. kN - 1, in order.
+template <int kN, class F>
+SYMMOE_DEVICE void for_each_batch(F&& f) {
+  [&]<int... kB>(std::integer_sequence<int, kB...>) { (f(std::integral_constant<int, kB>{}), ...); }(
+      std::make_integer_sequence<int, kN>{});
 }
 
 // The consumer's view of one output tile.
@@ -337,7 +354,7 @@ SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const Smem<Shape>&
   c.r_lo = c.m0 + r_in_tile;
   c.r_hi = c.r_lo + 8;
   c.n0 = int64_t{pos.nb} * Shape::kBN;
-  c.batches = Shape::kBatches == 1 || c.n0 + Shape::kBatchN < src.n ? Shape::kBatches : 1;
+  c.batches = static_cast<int>(std::min<int64_t>(Shape::kBatches, (src.n - c.n0 + Shape::kBatchN - 1) / Shape::kBatchN));
   return c;
 }
 
@@ -412,6 +429,30 @@ SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kBatches][Shape::kBa
   }
 }
 
+// The end of a tile: tensor stores when the warpgroup's 64 rows all lie inside the expert,
+// direct stores otherwise; nothing after a failed stage wait (ok false in any thread of the
+// warpgroup, with tensor stores, whose staging synchronizes the warpgroup).
+template <class Shape>
+SYMMOE_DEVICE void store_tile(const float (&acc)[Shape::kBatches][Shape::kBatchN / 2], const ConsumerTile& tile, int wg,
+                              bool ok, const CUtensorMap* map_out, uint8_t* out_stage, const GroupSource& src) {
+  if constexpr (Shape::kTmaStore) {
+    // store_tile_tma synchronizes the warpgroup: whether to store must be its common decision.
+    const bool all_ok = wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok);
+    if (!all_ok) return;
+  }
+  if (!ok) return;
+  if (Shape::kTmaStore && tile.m0 + 64 * (wg + 1) <= tile.rows.count) {
+    store_tile_tma<Shape>(acc, tile, wg, map_out, out_stage, src.n);
+    return;
+  }
+  const int col_in_tile = 2 * (threadIdx.x % 4);
+#pragma unroll
+  for (int h = 0; h < Shape::kBatches; ++h) {
+    if (h > 0 && h >= tile.batches) break;
+    store_batch<Shape>(acc[h], tile, h, col_in_tile, src);
+  }
+}
+
 // Stage s is free again for this warp: one arrival on its empty barrier in every CTA of the
 // cluster (their producers multicast into this CTA's stage s).
 template <class Shape>
@@ -451,7 +492,6 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wg = warp / 4 - 1;
   const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
-  const int col_in_tile = 2 * (lane % 4);
   const int kblocks = src.k / kBK;
   const UnitWalk<Shape> walk;
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
@@ -484,28 +524,74 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
         wgmma::wait<0>();
         wgmma::fence_operands(part);
         if (lane == 0 && h + 1 == tile.batches) release_stage<Shape>(&sm.empty[s]);
-        promote_batch<Shape>(acc[h], part, h, tile.n0, sa_lo, sa_hi, sc + kBM);
+        for_each_batch<kBatches>([&](auto b) {
+            constexpr int kB = decltype(b)::value;
+          if (kB == h) promote_batch<Shape, kB>(acc[kB], part, tile.n0, sa_lo, sa_hi, sc[kBM], sc[kBM + 1]);
+        });
       }
       advance_stage(s, phase, kStages);
     }
-    if constexpr (Shape::kTmaStore) {
-      // store_tile_tma synchronizes the warpgroup: whether to store must be its common decision.
-      const bool all_ok = wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok);
-      if (!all_ok) continue;
-    }
-    if (!ok) continue;
-    if (Shape::kTmaStore && tile.m0 + 64 * (wg + 1) <= tile.rows.count) {
-      store_tile_tma<Shape>(acc, tile, wg, map_out, sm.out, src.n);
-      continue;
-    }
-#pragma unroll
-    for (int h = 0; h < kBatches; ++h) {
-      if (h > 0 && h >= tile.batches) break;
-      store_batch<Shape>(acc[h], tile, h, col_in_tile, src);
-    }
+    store_tile<Shape>(acc, tile, wg, ok, map_out, sm.out, src);
   }
   if (Shape::kTmaStore && warp % 4 == 0 && lane == 0) tma::bulk_wait_all();
   if (kHandoff != kFree && wg == 0) tma::named_sync<1>(256);
+}
+
+// NOTE [overlapped promotion]: with kOverlap a warpgroup keeps one wgmma batch in flight while
+// it promotes the one before: batch b of a K block goes into partial buffer b % 2 (kBatches
+// even), and after issuing batch b > 0 the warpgroup waits until only that batch is
+// outstanding (wgmma.wait_group 1) and promotes batch b - 1. The K block's last batch is
+// waited for (wait_group 0), its stage released and then promoted: ptxas serializes every wgmma
+// of the kernel (C7514) once a batch is still in flight at the loop's back edge, so each K
+// block drains. Of a 256-wide tile's four 64-column batches three promotions run under the
+// warpgroup's own next batch, the last under the other warpgroup's; of a 192-wide tile's two
+// 96-column batches, one. Registers: kBN / 2 accumulators + 2 x kBatchN / 2 partial products
+// = 192 for both widths. Every batch is computed, also one wholly past N (zero weights and
+// scales; never stored), so the buffer sequence is the same in every tile.
+template <class Shape>
+SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
+                                      const CUtensorMap* map_out, const device::WaitContext& ctx) {
+  constexpr int kBatches = Shape::kBatches, kStages = Shape::kStages, kPart = Shape::kBatchN / 2;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wg = warp / 4 - 1;
+  const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
+  const int kblocks = src.k / kBK;
+  const UnitWalk<Shape> walk;
+  float acc[kBatches][kPart], part[2][kPart];
+  int s = 0, e_hint = 0;
+  uint32_t phase = 0;
+  bool ok = true;
+  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
+  for (int u = walk.first; u < units; u += walk.stride) {
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
+#pragma unroll
+    for (int h = 0; h < kBatches; ++h) {
+#pragma unroll
+      for (int i = 0; i < kPart; ++i) acc[h][i] = 0.f;
+    }
+    for (int kb = 0; kb < kblocks; ++kb) {
+      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+      __syncwarp();
+      const float* sc = sm.scales + s * Shape::kScaleFloats;
+      const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8], w0 = sc[kBM], w1 = sc[kBM + 1];
+      for_each_batch<kBatches>([&](auto b) {
+        constexpr int kB = decltype(b)::value;
+        issue_block<Shape, false>(part[kB % 2], sm.a, sm.b, s, wg, kB);
+        if constexpr (kB > 0) {
+          wgmma::wait<1>();
+          wgmma::fence_operands(part[(kB + 1) % 2]);
+          promote_batch<Shape, kB - 1>(acc[kB - 1], part[(kB + 1) % 2], tile.n0, sa_lo, sa_hi, w0, w1);
+        }
+      });
+      wgmma::wait<0>();
+      wgmma::fence_operands(part[1]);
+      if (lane == 0) release_stage<Shape>(&sm.empty[s]);
+      promote_batch<Shape, kBatches - 1>(acc[kBatches - 1], part[1], tile.n0, sa_lo, sa_hi, w0, w1);
+      advance_stage(s, phase, kStages);
+    }
+    store_tile<Shape>(acc, tile, wg, ok, map_out, sm.out, src);
+  }
+  if (Shape::kTmaStore && warp % 4 == 0 && lane == 0) tma::bulk_wait_all();
 }
 
 // NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of the same
@@ -581,7 +667,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<Shape>(map_act, map_weights, src, sm, n_blocks, ctx);
   } else {
     tma::regs_inc<kConsumerRegs>();
-    consume<Shape, kHandoff>(src, sm, n_blocks, &map_out, ctx);
+    if constexpr (Shape::kOverlap) {
+      consume_overlapped<Shape>(src, sm, n_blocks, &map_out, ctx);
+    } else {
+      consume<Shape, kHandoff>(src, sm, n_blocks, &map_out, ctx);
+    }
   }
   if constexpr (Shape::kCluster > 1) tma::cluster_sync();
 }
@@ -666,8 +756,10 @@ CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
 template <class Shape>
 struct WgmmaConfig {
   static const void* kernel(bool ordered) {
-    return ordered ? reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kBeforeLast>)
-                   : reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kFree>);
+    if constexpr (!Shape::kOverlap) {
+      if (ordered) return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kBeforeLast>);
+    }
+    return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kFree>);
   }
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
     SYMMOE_CHECK(src.groups <= Shape::max_groups(), "grouped GEMM (fp8 wgmma): ", src.groups,
@@ -686,9 +778,9 @@ struct WgmmaConfig {
     void* args[] = {&map_act, &map_w, &map_out, &params};
     return cudaLaunchKernelExC(&config, fn, args);
   }
-  static void append(std::vector<runtime::KernelEntry>& out, const char* name, const char* name_ordered) {
+  static void append(std::vector<runtime::KernelEntry>& out, const char* name, const char* name_ordered = nullptr) {
     out.push_back({name, kernel(false), kMaxSmem, -1});
-    out.push_back({name_ordered, kernel(true), kMaxSmem, -1});
+    if (name_ordered != nullptr) out.push_back({name_ordered, kernel(true), kMaxSmem, -1});
   }
 };
 
@@ -703,6 +795,9 @@ using Shape256PairTma = WgmmaShape<256, 3, 2, true>;
 // 128 x 192 tiles: one wgmma batch per K block (A read once, one wait); 4 stages of 40 KiB and
 // the 48 KiB staged output tile fit together.
 using Shape192Tma = WgmmaShape<192, 4, 1, true>;
+// NOTE [overlapped promotion]: 128 x 256 in four 64-column batches, 128 x 192 in two of 96.
+using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, true>;
+using Shape192TmaOverlap = WgmmaShape<192, 4, 1, true, true>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
@@ -710,6 +805,15 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
   const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
   SYMMOE_CHECK(width == 256 || width == 192, "SYMMOE_GEMM_WGMMA_TILE_N = ", width, ": 256 or 192");
+  if (env::get_bool("SYMMOE_GEMM_WGMMA_OVERLAP")) {
+    SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
+                     !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),
+                 "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1) is built with the "
+                 "tma epilogue, clusters of 1 and free issue only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, "
+                 "SYMMOE_GEMM_WGMMA_CLUSTER=1, SYMMOE_GEMM_WGMMA_ORDERED=0)");
+    return width == 192 ? WgmmaConfig<Shape192TmaOverlap>::launch(src, slots, stream)
+                        : WgmmaConfig<Shape256TmaOverlap>::launch(src, slots, stream);
+  }
   if (width == 192) {
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1,
                  "grouped GEMM (fp8 wgmma): 128 x 192 tiles are built with the tma epilogue and clusters of 1 "
@@ -735,6 +839,8 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
                                        "sm90_grouped_gemm_fp8_wgmma_128x256_c2_tma_store_ordered");
   WgmmaConfig<Shape192Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store",
                                    "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_ordered");
+  WgmmaConfig<Shape256TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap");
+  WgmmaConfig<Shape192TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap");
 }
 
 }  // namespace

@@ -304,7 +304,8 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
 // at a time), experts with 0 rows and odd row-block counts (a cluster pair's second tile past
 // the rows), warpgroups with rows past the count (direct stores next to tensor stores), N =
 // 128 mod 256 (the second half past N; 192-wide tiles past N and across weight-scale blocks),
-// both layouts. The first variant and the 192-wide tiles are checked against the reference;
+// both layouts. The first variant, the 192-wide tiles and the overlapped promotion (NOTE
+// [overlapped promotion]: narrower wgmma batches) are checked against the reference;
 // every other variant (cluster, epilogue, issue order: the same arithmetic in the same order)
 // must give the first variant's bits, poisoned rows included. An invalid count is reported
 // naming the expert in every variant.
@@ -312,22 +313,26 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   struct Variant {
-    const char *cluster, *epilogue, *ordered, *tile_n;
+    const char *cluster, *epilogue, *ordered, *tile_n, *overlap;
   };
-  const Variant variants[] = {{"1", "direct", "0", "256"}, {"1", "tma", "0", "256"}, {"1", "tma", "1", "256"},
-                              {"1", "direct", "1", "256"}, {"2", "direct", "0", "256"}, {"2", "tma", "0", "256"},
-                              {"2", "tma", "1", "256"},    {"1", "tma", "0", "192"},    {"1", "tma", "1", "192"}};
+  const Variant variants[] = {{"1", "direct", "0", "256", "0"}, {"1", "tma", "0", "256", "0"},
+                              {"1", "tma", "1", "256", "0"},    {"1", "direct", "1", "256", "0"},
+                              {"2", "direct", "0", "256", "0"}, {"2", "tma", "0", "256", "0"},
+                              {"2", "tma", "1", "256", "0"},    {"1", "tma", "0", "192", "0"},
+                              {"1", "tma", "1", "192", "0"},    {"1", "tma", "0", "256", "1"},
+                              {"1", "tma", "0", "192", "1"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
-           ", 128x" + v.tile_n + ") ";
+           ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ") ";
   };
   struct VariantEnv {
-    test::EnvGuard cluster, epilogue, ordered, tile_n;
+    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap;
     explicit VariantEnv(const Variant& v)
         : cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster),
           epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue),
           ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered),
-          tile_n("SYMMOE_GEMM_WGMMA_TILE_N", v.tile_n) {}
+          tile_n("SYMMOE_GEMM_WGMMA_TILE_N", v.tile_n),
+          overlap("SYMMOE_GEMM_WGMMA_OVERLAP", v.overlap) {}
   };
   auto run_variant = [&](const Variant& v, const HostCase& c, runtime::SmBudget budget) {
     const VariantEnv env(v);
@@ -338,7 +343,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
     expect_matches(c, base, integers, label(variants[0]) + what);
     for (size_t i = 1; i < std::size(variants); ++i) {
       const std::vector<uint16_t> got = run_variant(variants[i], c, budget);
-      if (std::string(variants[i].tile_n) != variants[0].tile_n) {
+      if (std::string(variants[i].tile_n) != variants[0].tile_n || std::string(variants[i].overlap) != "0") {
         expect_matches(c, got, integers, label(variants[i]) + what);
         continue;
       }
