@@ -3,8 +3,8 @@
 # build/release/tests/test_gemm_gpu): the GPU GEMM tests, then fp8 at large M per expert with
 # the wgmma kernel against CUTLASS's large-M tile and the same-run cuBLASLt baselines.
 # Env: TILES (default "wgmma large"), MS (default 1024,4096), EXPERTS (default 8,32), TESTS=0 skips tests,
-# VARIANTS (default "1:tma:0:256"): wgmma variants to run, each CLUSTER:EPILOGUE:ORDERED:TILE_N
-# (the SYMMOE_GEMM_WGMMA_* values; TILE_N may be left out: 256).
+# VARIANTS (default "1:tma:0:256"): wgmma variants to run, each CLUSTER:EPILOGUE:ORDERED:TILE_N:OVERLAP
+# (the SYMMOE_GEMM_WGMMA_* values; TILE_N and OVERLAP may be left out: 256, 0).
 # Output: $OUT/gemm_wgmma.log (+ JSON per tile, and per variant for wgmma).
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -22,11 +22,12 @@ B=tools/symmoe
     for v in $variants; do
       tag=$t
       if [ "$v" != - ]; then
-        IFS=: read -r c e o n <<<"$v"
+        IFS=: read -r c e o n ov <<<"$v"
         n=${n:-256}
-        tag=${t}_c${c}_${e}_o${o}_n${n}
+        ov=${ov:-0}
+        tag=${t}_c${c}_${e}_o${o}_n${n}_v${ov}
         export SYMMOE_GEMM_WGMMA_CLUSTER=$c SYMMOE_GEMM_WGMMA_EPILOGUE=$e SYMMOE_GEMM_WGMMA_ORDERED=$o \
-          SYMMOE_GEMM_WGMMA_TILE_N=$n
+          SYMMOE_GEMM_WGMMA_TILE_N=$n SYMMOE_GEMM_WGMMA_OVERLAP=$ov
       fi
       echo "== tile $tag"
       timeout ${BENCH_TIMEOUT:-240} $B bench gemm --dtype fp8 --tile $t --experts ${EXPERTS:-8,32} --m ${MS:-1024,4096} \
