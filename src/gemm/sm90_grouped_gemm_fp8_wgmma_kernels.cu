@@ -108,13 +108,14 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // 256-wide tile is block b; the 192-wide batch switches block at column 128 - n0 % 128.
 // kCluster CTAs (a 1-D cluster) run the tiles of kCluster consecutive row blocks of one column block together and share
 // its weight tile (NOTE [wgmma weight multicast]).
-// kOverlap: NOTE [overlapped promotion] — batches of 64 (256-wide tiles) or 96 columns (192)
-// into two partial-product buffers, each promoted while the next batch's wgmmas run.
-template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, bool kOverlap_ = false>
+// kOverlap > 0: NOTE [overlapped promotion] — batches of 64 (256-wide tiles) or 96 columns
+// (192) into two partial-product buffers, each promoted while the next batch's wgmmas run;
+// the wgmmas drain every kOverlap K blocks.
+template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0>
 struct WgmmaShape {
   static constexpr int kBN = kBN_;
-  static constexpr bool kOverlap = kOverlap_;
-  static constexpr int kBatchN = kOverlap ? kBN / (kBN == 256 ? 4 : 2) : (kBN == 256 ? 128 : kBN);
+  static constexpr int kOverlap = kOverlap_;
+  static constexpr int kBatchN = kOverlap > 0 ? kBN / (kBN == 256 ? 4 : 2) : (kBN == 256 ? 128 : kBN);
   static constexpr int kBatches = kBN / kBatchN;
   static constexpr int kScaleBlocks = 2;  // weight-scale blocks a tile's columns meet
   static constexpr int kStages = kStages_;
@@ -136,7 +137,7 @@ struct WgmmaShape {
   static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
-  static_assert(!kOverlap || kBatches % 2 == 0, "overlapped batches alternate between two buffers");
+  static_assert(kOverlap == 0 || kBatches % 2 == 0, "overlapped batches alternate between two buffers");
 };
 
 struct WgmmaParams {
@@ -540,18 +541,64 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
 // NOTE [overlapped promotion]: with kOverlap a warpgroup keeps one wgmma batch in flight while
 // it promotes the one before: batch b of a K block goes into partial buffer b % 2 (kBatches
 // even), and after issuing batch b > 0 the warpgroup waits until only that batch is
-// outstanding (wgmma.wait_group 1) and promotes batch b - 1. The K block's last batch is
-// waited for (wait_group 0), its stage released and then promoted: ptxas serializes every wgmma
-// of the kernel (C7514) once a batch is still in flight at the loop's back edge, so each K
-// block drains. Of a 256-wide tile's four 64-column batches three promotions run under the
-// warpgroup's own next batch, the last under the other warpgroup's; of a 192-wide tile's two
-// 96-column batches, one. Registers: kBN / 2 accumulators + 2 x kBatchN / 2 partial products
+// outstanding (wgmma.wait_group 1) and promotes batch b - 1; a K block's stage is released once
+// its last batch is done, before that batch's promotion. The batches of kOverlap K blocks (one
+// loop iteration) run as one such sequence, and the last is waited for (wait_group 0) and
+// promoted at the end of the iteration: ptxas serializes every wgmma of the kernel (C7514)
+// once a batch is still in flight at the loop's back edge. With 1 K block per iteration, 3 of a
+// 256-wide tile's four 64-column promotions run under the warpgroup's own next batch (the last
+// under the other warpgroup's), 1 of a 192-wide tile's two; with 2, 7 of 8 and 3 of 4 (an odd
+// last K block runs alone). Registers: kBN / 2 accumulators + 2 x kBatchN / 2 partial products
 // = 192 for both widths. Every batch is computed, also one wholly past N (zero weights and
 // scales; never stored), so the buffer sequence is the same in every tile.
+// kN K blocks from stage s on, as one overlapped batch sequence (NOTE [overlapped promotion]).
+template <class Shape, int kN>
+SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatchN / 2],
+                                      float (&part)[2][Shape::kBatchN / 2], const Smem<Shape>& sm, int& s,
+                                      uint32_t& phase, bool& ok, const device::WaitContext& ctx, int64_t n0, int wg,
+                                      int r_in_tile) {
+  constexpr int kBatches = Shape::kBatches;
+  const int lane = threadIdx.x % 32;
+  int stage[kN] = {};
+  float sa_lo[kN], sa_hi[kN], w0[kN], w1[kN];
+  // Promote sequence slot kSlot (K block kSlot / kBatches, batch kSlot % kBatches) from its buffer.
+  auto promote_slot = [&](auto slot) {
+    constexpr int kSlot = decltype(slot)::value, kJ = kSlot / kBatches, kB = kSlot % kBatches;
+    if constexpr (kB == kBatches - 1) {
+      if (lane == 0) release_stage<Shape>(&sm.empty[stage[kJ]]);
+    }
+    promote_batch<Shape, kB>(acc[kB], part[kSlot % 2], n0, sa_lo[kJ], sa_hi[kJ], w0[kJ], w1[kJ]);
+  };
+  for_each_batch<kN * kBatches>([&](auto slot) {
+    constexpr int kSlot = decltype(slot)::value, kJ = kSlot / kBatches, kB = kSlot % kBatches;
+    if constexpr (kB == 0) {
+      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+      __syncwarp();
+      const float* sc = sm.scales + s * Shape::kScaleFloats;
+      stage[kJ] = s;
+      sa_lo[kJ] = sc[r_in_tile];
+      sa_hi[kJ] = sc[r_in_tile + 8];
+      w0[kJ] = sc[kBM];
+      w1[kJ] = sc[kBM + 1];
+    }
+    issue_block<Shape, false>(part[kSlot % 2], sm.a, sm.b, stage[kJ], wg, kB);
+    if constexpr (kB == kBatches - 1) advance_stage(s, phase, Shape::kStages);
+    if constexpr (kSlot > 0) {
+      wgmma::wait<1>();
+      wgmma::fence_operands(part[(kSlot + 1) % 2]);
+      promote_slot(std::integral_constant<int, kSlot - 1>{});
+    }
+  });
+  constexpr int kLast = kN * kBatches - 1;
+  wgmma::wait<0>();
+  wgmma::fence_operands(part[kLast % 2]);
+  promote_slot(std::integral_constant<int, kLast>{});
+}
+
 template <class Shape>
 SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
                                       const CUtensorMap* map_out, const device::WaitContext& ctx) {
-  constexpr int kBatches = Shape::kBatches, kStages = Shape::kStages, kPart = Shape::kBatchN / 2;
+  constexpr int kBatches = Shape::kBatches, kPart = Shape::kBatchN / 2;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wg = warp / 4 - 1;
   const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
@@ -569,25 +616,12 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 #pragma unroll
       for (int i = 0; i < kPart; ++i) acc[h][i] = 0.f;
     }
-    for (int kb = 0; kb < kblocks; ++kb) {
-      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
-      __syncwarp();
-      const float* sc = sm.scales + s * Shape::kScaleFloats;
-      const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8], w0 = sc[kBM], w1 = sc[kBM + 1];
-      for_each_batch<kBatches>([&](auto b) {
-        constexpr int kB = decltype(b)::value;
-        issue_block<Shape, false>(part[kB % 2], sm.a, sm.b, s, wg, kB);
-        if constexpr (kB > 0) {
-          wgmma::wait<1>();
-          wgmma::fence_operands(part[(kB + 1) % 2]);
-          promote_batch<Shape, kB - 1>(acc[kB - 1], part[(kB + 1) % 2], tile.n0, sa_lo, sa_hi, w0, w1);
-        }
-      });
-      wgmma::wait<0>();
-      wgmma::fence_operands(part[1]);
-      if (lane == 0) release_stage<Shape>(&sm.empty[s]);
-      promote_batch<Shape, kBatches - 1>(acc[kBatches - 1], part[1], tile.n0, sa_lo, sa_hi, w0, w1);
-      advance_stage(s, phase, kStages);
+    int kb = 0;
+    for (; kb + Shape::kOverlap <= kblocks; kb += Shape::kOverlap) {
+      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, ctx, tile.n0, wg, r_in_tile);
+    }
+    if constexpr (Shape::kOverlap > 1) {
+      for (; kb < kblocks; ++kb) overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, ctx, tile.n0, wg, r_in_tile);
     }
     store_tile<Shape>(acc, tile, wg, ok, map_out, sm.out, src);
   }
@@ -667,7 +701,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     produce<Shape>(map_act, map_weights, src, sm, n_blocks, ctx);
   } else {
     tma::regs_inc<kConsumerRegs>();
-    if constexpr (Shape::kOverlap) {
+    if constexpr (Shape::kOverlap > 0) {
       consume_overlapped<Shape>(src, sm, n_blocks, &map_out, ctx);
     } else {
       consume<Shape, kHandoff>(src, sm, n_blocks, &map_out, ctx);
@@ -756,7 +790,7 @@ CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
 template <class Shape>
 struct WgmmaConfig {
   static const void* kernel(bool ordered) {
-    if constexpr (!Shape::kOverlap) {
+    if constexpr (Shape::kOverlap == 0) {
       if (ordered) return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kBeforeLast>);
     }
     return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_wgmma_kernel<Shape, kFree>);
@@ -796,8 +830,11 @@ using Shape256PairTma = WgmmaShape<256, 3, 2, true>;
 // the 48 KiB staged output tile fit together.
 using Shape192Tma = WgmmaShape<192, 4, 1, true>;
 // NOTE [overlapped promotion]: 128 x 256 in four 64-column batches, 128 x 192 in two of 96.
-using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, true>;
-using Shape192TmaOverlap = WgmmaShape<192, 4, 1, true, true>;
+// Drains every K block, or every two.
+using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, 1>;
+using Shape192TmaOverlap = WgmmaShape<192, 4, 1, true, 1>;
+using Shape256TmaOverlap2 = WgmmaShape<256, 3, 1, true, 2>;
+using Shape192TmaOverlap2 = WgmmaShape<192, 4, 1, true, 2>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
@@ -805,12 +842,16 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
   const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
   SYMMOE_CHECK(width == 256 || width == 192, "SYMMOE_GEMM_WGMMA_TILE_N = ", width, ": 256 or 192");
-  if (env::get_bool("SYMMOE_GEMM_WGMMA_OVERLAP")) {
+  if (const int64_t overlap = env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP"); overlap > 0) {
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
                      !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),
-                 "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1) is built with the "
+                 "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1|2) is built with the "
                  "tma epilogue, clusters of 1 and free issue only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, "
                  "SYMMOE_GEMM_WGMMA_CLUSTER=1, SYMMOE_GEMM_WGMMA_ORDERED=0)");
+    if (overlap == 2) {
+      return width == 192 ? WgmmaConfig<Shape192TmaOverlap2>::launch(src, slots, stream)
+                          : WgmmaConfig<Shape256TmaOverlap2>::launch(src, slots, stream);
+    }
     return width == 192 ? WgmmaConfig<Shape192TmaOverlap>::launch(src, slots, stream)
                         : WgmmaConfig<Shape256TmaOverlap>::launch(src, slots, stream);
   }
@@ -841,6 +882,8 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
                                    "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_ordered");
   WgmmaConfig<Shape256TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap");
   WgmmaConfig<Shape192TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap");
+  WgmmaConfig<Shape256TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2");
+  WgmmaConfig<Shape192TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap2");
 }
 
 }  // namespace

@@ -299,7 +299,8 @@ TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
   expect_invalid_count_reported(g, bad, GemmTile::kDecode, 2, -1);
 }
 
-// The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 3-4 stages) and
+// The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 3-4 stages; 3 K
+// blocks: an odd count, the overlapped promotion's single-block remainder) and
 // across tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32
 // at a time), experts with 0 rows and odd row-block counts (a cluster pair's second tile past
 // the rows), warpgroups with rows past the count (direct stores next to tensor stores), N =
@@ -320,7 +321,8 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"2", "direct", "0", "256", "0"}, {"2", "tma", "0", "256", "0"},
                               {"2", "tma", "1", "256", "0"},    {"1", "tma", "0", "192", "0"},
                               {"1", "tma", "1", "192", "0"},    {"1", "tma", "0", "256", "1"},
-                              {"1", "tma", "0", "192", "1"}};
+                              {"1", "tma", "0", "192", "1"},    {"1", "tma", "0", "256", "2"},
+                              {"1", "tma", "0", "192", "2"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
            ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ") ";
@@ -358,7 +360,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
     const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 1792, 300, false, seed++);
     check_all(c, {}, false, std::string(name(layout)) + " K 1792");
     check_all(c, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " K 1792 on 3 SMs");
-    const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 256, 140, false, seed++);
+    const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 384, 140, false, seed++);
     check_all(many, {}, false, std::string(name(layout)) + " 40 experts");
   }
   const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
