@@ -257,20 +257,30 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
   }
 }
 
-// The four wgmmas of one 128-wide K block of stage s into d (overwritten): this warpgroup's 64
-// activation rows x weight rows kBatchN b .. kBatchN (b + 1) - 1. kSplit commits the last
-// wgmma as a group of its own, so wgmma::wait<1> returns when only that one is left.
+// The low descriptor words of stage s's operands for this warpgroup: its 64 activation rows
+// and the stage's first weight row. Broadcast from lane 0, so ptxas knows them warp-uniform,
+// moves them to uniform registers once per K block and derives every batch's and every
+// wgmma's descriptor there (UIADD3), where per-thread values cost two R2UR per descriptor (and
+// a shuffle per batch stalled each wgmma issue: SASS and Nsight Compute checked).
+struct StageDesc {
+  uint32_t a_lo, b_lo;
+};
+
+template <class Shape>
+SYMMOE_DEVICE StageDesc stage_desc(const uint8_t* smem_a, const uint8_t* smem_b, int s, int wg) {
+  return StageDesc{
+      __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0),
+      __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes), 0)};
+}
+
+// The four wgmmas of one 128-wide K block into d (overwritten): this warpgroup's 64 activation
+// rows x weight rows kBatchN b .. kBatchN (b + 1) - 1 of the stage described by sd. kSplit
+// commits the last wgmma as a group of its own, so wgmma::wait<1> returns when only that one
+// is left.
 template <class Shape, bool kSplit>
-SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], const uint8_t* smem_a, const uint8_t* smem_b, int s,
-                               int wg, int b) {
-  // The descriptors' start addresses, broadcast from lane 0: ptxas then knows them warp-uniform
-  // and steps the four wgmmas' descriptors in uniform registers (UIADD3.64), where per-thread
-  // values cost two R2UR per descriptor and wgmma plus their 64-bit adds (SASS checked).
-  const uint32_t a_lo =
-      __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0);
-  const uint32_t b_lo = __shfl_sync(
-      0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes + b * Shape::kBatchN * kBK), 0);
-  const uint64_t da = wgmma::desc_from_lo(a_lo), db = wgmma::desc_from_lo(b_lo);
+SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], StageDesc sd, int b) {
+  const uint64_t da = wgmma::desc_from_lo(sd.a_lo);
+  const uint64_t db = wgmma::desc_from_lo(sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16));
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) {
@@ -513,11 +523,12 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
       __syncwarp();
       const float* sc = sm.scales + s * Shape::kScaleFloats;
       const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8];
+      const StageDesc sd = stage_desc<Shape>(sm.a, sm.b, s, wg);
 #pragma unroll
       for (int h = 0; h < kBatches; ++h) {
         if (h > 0 && h >= tile.batches) break;
         if (kHandoff != kFree) take_turn(wg);
-        issue_block<Shape, kHandoff == kBeforeLast>(part, sm.a, sm.b, s, wg, h);
+        issue_block<Shape, kHandoff == kBeforeLast>(part, sd, h);
         if (kHandoff == kBeforeLast) {
           wgmma::wait<1>();
           pass_turn(wg);
@@ -560,6 +571,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
   constexpr int kBatches = Shape::kBatches;
   const int lane = threadIdx.x % 32;
   int stage[kN] = {};
+  StageDesc sd[kN];
   float sa_lo[kN], sa_hi[kN], w0[kN], w1[kN];
   // Promote sequence slot kSlot (K block kSlot / kBatches, batch kSlot % kBatches) from its buffer.
   auto promote_slot = [&](auto slot) {
@@ -576,12 +588,13 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
       __syncwarp();
       const float* sc = sm.scales + s * Shape::kScaleFloats;
       stage[kJ] = s;
+      sd[kJ] = stage_desc<Shape>(sm.a, sm.b, s, wg);
       sa_lo[kJ] = sc[r_in_tile];
       sa_hi[kJ] = sc[r_in_tile + 8];
       w0[kJ] = sc[kBM];
       w1[kJ] = sc[kBM + 1];
     }
-    issue_block<Shape, false>(part[kSlot % 2], sm.a, sm.b, stage[kJ], wg, kB);
+    issue_block<Shape, false>(part[kSlot % 2], sd[kJ], kB);
     if constexpr (kB == kBatches - 1) advance_stage(s, phase, Shape::kStages);
     if constexpr (kSlot > 0) {
       wgmma::wait<1>();
