@@ -3,7 +3,7 @@
 # build/release/tests/test_gemm_gpu): the GPU GEMM tests, then fp8 at large M per expert with
 # the wgmma kernel against CUTLASS's large-M tile and the same-run cuBLASLt baselines.
 # Env: TILES (default "wgmma large"), MS (default 1024,4096), EXPERTS (default 8,32), TESTS=0 skips tests,
-# VARIANTS (default "1:tma:0:256"): wgmma variants to run, each CLUSTER:EPILOGUE:ORDERED:TILE_N:OVERLAP
+# VARIANTS (default "1:tma:0:256:2"): wgmma variants to run, each CLUSTER:EPILOGUE:ORDERED:TILE_N:OVERLAP
 # (the SYMMOE_GEMM_WGMMA_* values; TILE_N and OVERLAP may be left out: 256, 0).
 # Output: $OUT/gemm_wgmma.log (+ JSON per tile, and per variant for wgmma).
 export PATH=/usr/local/cuda/bin:$PATH
@@ -18,7 +18,7 @@ B=tools/symmoe
   fi
   for t in ${TILES:-wgmma large}; do
     variants=-
-    [ "$t" = wgmma ] && variants=${VARIANTS:-1:tma:0:256}
+    [ "$t" = wgmma ] && variants=${VARIANTS:-1:tma:0:256:2}
     for v in $variants; do
       tag=$t
       if [ "$v" != - ]; then

@@ -39,11 +39,12 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): the two consumer warpgroups take "
        "turns with their wgmma batches (the turn passes when all but the last wgmma of a batch "
        "are done) instead of issuing as they become ready."},
-      {"SYMMOE_GEMM_WGMMA_OVERLAP", Type::kInt, "0",
-       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): 1 or 2 = promote each wgmma batch "
-       "while the next one runs (two partial-product buffers, batches of 64 columns, or 96 with "
-       "192-wide tiles; tma epilogue, clusters of 1, free issue), the wgmmas draining every 1 or "
-       "2 K blocks; 0 = promote each 128-column batch after it is done.",
+      {"SYMMOE_GEMM_WGMMA_OVERLAP", Type::kInt, "2",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): 1 or 2 = promote "
+       "each wgmma batch while the next one runs (two partial-product buffers, batches of 64 "
+       "columns, or 96 with 192-wide tiles; needs the tma epilogue, clusters of 1 and free "
+       "issue), the wgmmas draining every 1 or 2 K blocks; 0 = promote each 128-column batch "
+       "after it is done (the variant clusters of 2 and ordered issue are built for).",
        {}, 0, 2},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "256",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): tile width, 256 (two 128-column "

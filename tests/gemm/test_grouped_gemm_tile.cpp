@@ -9,7 +9,7 @@
 namespace symmoe::gemm {
 namespace {
 
-TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTiles) {
+TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTilesAndWgmmaForLargeFp8) {
   // 8 experts x 32 or 56 tiles of 64x128: under 4 waves on 132 SMs -> decode kernel; 32 experts
   // (1024 tiles) -> CUTLASS's small tile.
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 8, 4096, 132).tile, GemmTile::kDecode);
@@ -20,7 +20,12 @@ TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTiles) {
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 7168, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 65, 32, 4096, 132).tile, GemmTile::kLargeM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 64, 32, 4096, 132).tile, GemmTile::kSmallM);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 8, 4096, 132).tile, GemmTile::kLargeM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 511, 8, 4096, 132).tile, GemmTile::kLargeM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kWgmmaMinM, 8, 4096, 132).tile, GemmTile::kWgmma);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 8, 4096, 132).tile, GemmTile::kWgmma);
+  EXPECT_EQ(choose_tile(GemmDtype::kBF16, 1024, 8, 4096, 132).tile, GemmTile::kLargeM);
+  // 1 expert x 1024 rows x N 256: 16 tiles of 128x128 for 132 SMs -> the small tile.
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 1, 256, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 256, 32, 4096, 132).tile, GemmTile::kLargeM);
   // 2 experts x 1 x 2 large tiles = 4 tiles for 132 SMs: the small tile spreads further.
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 100, 2, 512, 132).tile, GemmTile::kSmallM);

@@ -35,9 +35,12 @@ struct TileChoice {
 // kSmallM's tiles would take fewer than kDecodeMaxWaves waves on `sm_count` SMs (few experts:
 // there the decode kernel's lower fixed cost wins; with many, CUTLASS's wgmma stream does).
 // Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
-// `sm_count` SMs without a tile; else kLargeM.
+// `sm_count` SMs without a tile; else kLargeM — for fp8 from kWgmmaMinM rows per expert our
+// wgmma kernel (kWgmma) instead, which beats CUTLASS's 128x128 tile at 1024 and 4096 rows
+// (bench/RESULTS.md; below that it was not measured against it).
 inline constexpr int kDecodeMaxM = 8;
 inline constexpr int kDecodeMaxWaves = 4;
+inline constexpr int kWgmmaMinM = 512;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
