@@ -18,23 +18,30 @@
 //    copies the scales with cp.async (4 bytes each, zeros for rows past the expert's count) —
 //    the [rows, K / 128] scale layout is strided, so no tensor copy fits it — and the stage's
 //    full barrier waits for both (one expect-tx arrival + 32 cp.async arrivals);
-//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile. Per 128-wide K block and
-//    column half (one 128-row weight-scale block each): four wgmma m64n128k32 into `part` (the
-//    first overwrites), wait, release the stage after the last half, then acc += part *
-//    (activation scale of the row * weight scale of the half) in fp32 — the recipe's promotion
-//    once per scale block. One warpgroup's promotion runs while the other's wgmmas use the
-//    tensor cores. Registers: 128 accumulators + 64 partial products per thread, which needs
-//    setmaxnreg (producer 40, consumers 232; ptxas allocates the consumer code to 232);
+//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile. Default
+//    (SYMMOE_GEMM_WGMMA_OVERLAP=2, NOTE [overlapped promotion]): per 128-wide K block four
+//    column batches of 64, each four wgmma m64n64k32 into one of two partial buffers (the first
+//    overwrites), and acc += part * (activation scale of the row * weight scale of the
+//    column's 128-row block) in fp32 — the recipe's promotion once per scale block — for each
+//    batch while the next one runs. SYMMOE_GEMM_WGMMA_OVERLAP=0: two 128-column batches, each
+//    waited for and then promoted (the other warpgroup's wgmmas cover the promotion, if any).
+//    Registers: 128 accumulators + 64 partial products per thread, which needs setmaxnreg
+//    (producer 40, consumers 232);
 //  - epilogue (default, SYMMOE_GEMM_WGMMA_EPILOGUE=tma): NOTE [wgmma tensor-store epilogue]
 //    — staged in shared memory, stored by tensor copies while the next tile runs; 3 stages
 //    leave room for the 64 KiB staging tile. `direct` keeps 4 stages and stores bf16 pairs
 //    from the registers (rows past counts[e] and columns past N not written).
 // Measured on the H200 (`symmoe bench gemm --tile wgmma|large`, same process, 10 GEMMs per
-// graph; bench/results/gemm_wgmma_tma_h200.log), against CUTLASS's 128 x 128 tile: gate/up
-// 8 x 4096 1036 vs 1035 TFLOPS, 32 x 4096 1021 vs 1044; down 8 x 1024 844 vs 789, 8 x 4096
-// 1024 vs 1034 — level overall; another run, on a hotter GPU, 0.92-1.01x (kAuto keeps
-// CUTLASS). The tensor-store epilogue gave +8 to +27 % over direct stores (whose 64 narrow stores per thread were 9.7 % of the stall samples,
-// the tensor pipe idling meanwhile); Nsight Compute, 8 x 4096 gate/up: tensor pipe busy 69.5 %
+// graph; bench/results/gemm_wgmma_overlap_h200.log), against CUTLASS's 128 x 128 tile: gate/up
+// 8 x 1024 1224 vs 1168 TFLOPS, 8 x 4096 1084 vs 1025, 32 x 4096 1049 vs 1029; down 8 x 1024
+// 961 vs 790, 32 x 1024 1006 vs 928, 32 x 4096 1020 vs 927: 1.01-1.22x, the 8 cases 4.5 %
+// faster in all (kAuto takes this kernel at large fp8 M); 0.82-0.93x of the dense cuBLASLt
+// baseline (fp8 without block scales), which this kernel with the promotion removed matches
+// (1073-1412 TFLOPS, bench/results/gemm_wgmma_nopromo_h200.log): what is left is promotion.
+// Before the overlap (SYMMOE_GEMM_WGMMA_OVERLAP=0) the kernel was level with CUTLASS (0.92-1.07x
+// over three runs; gemm_wgmma_tma_h200.log: gate/up 8 x 4096 1036 vs 1035, down 8 x 1024 844
+// vs 789). The tensor-store epilogue gave +8 to +27 % over direct stores (whose 64 narrow
+// stores per thread were 9.7 % of the stall samples, the tensor pipe idling meanwhile); Nsight Compute, 8 x 4096 gate/up: tensor pipe busy 69.5 %
 // (CUTLASS 73 %), stall samples per K block and consumer warp: 274 instructions, of which 32
 // R2UR and 35 IMAD build the wgmma descriptors (CUTLASS: 124 for half the columns). Tried
 // without gain (bench/results/gemm_wgmma_variants_h200.log, direct epilogue): taking turns
@@ -562,6 +569,18 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
 // last K block runs alone). Registers: kBN / 2 accumulators + 2 x kBatchN / 2 partial products
 // = 192 for both widths. Every batch is computed, also one wholly past N (zero weights and
 // scales; never stored), so the buffer sequence is the same in every tile.
+// Measured (H200, same process, bench/results/gemm_wgmma_overlap_h200.log and
+// gemm_wgmma_overlap_first_h200.log): 256-wide, drain every 2 K blocks, 1.02-1.15x the
+// non-overlapped kernel (the 8 large-M cases 9.7 % faster in all); every K block 0.98-1.00x
+// of every 2; 192-wide every 2, 0.90-1.04x of 256-wide. Nsight Compute before the descriptors
+// were derived once per K block (stage_desc; 8 x 4096 gate/up, ncu_wgmma_overlap_shfl_stalls.txt):
+// the wgmma waits fell from 33 % of the stall samples to 3 %, the tensor pipe rose to 71 %,
+// and the consumers became issue-bound (514 instructions per K block and warp; short_sb 16 %:
+// each batch's R2UR waiting for its descriptor shuffle — removed since: +3-11 % in 7 of the 8
+// cases across the two runs). Next: a fresh
+// profile; the 4 x 16 wgmma per K block (A read from shared memory four times: 125 of 128
+// bytes per clock at full rate — A from registers would read it once); the drain per 2 K
+// blocks.
 // kN K blocks from stage s on, as one overlapped batch sequence (NOTE [overlapped promotion]).
 template <class Shape, int kN>
 SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatchN / 2],

@@ -19,9 +19,9 @@ namespace symmoe::gemm {
 // for up to 8 rows per expert (mma.sync fragments loaded straight from global memory, no
 // argument builder; NOTE [fp8 decode kernel]); correct for any count, in passes of up to 32.
 // kWgmma (fp8 only): our warp-specialized persistent wgmma/TMA kernel, 128x256 tiles (128x192
-// with SYMMOE_GEMM_WGMMA_TILE_N=192), two consumer warpgroups, promotion per 128-wide K block,
-// tensor-store epilogue (NOTE [fp8 wgmma kernel]); selected explicitly: at large M it measures
-// level with kLargeM (see the note), so kAuto keeps kLargeM.
+// with SYMMOE_GEMM_WGMMA_TILE_N=192), two consumer warpgroups, promotion per 128-wide K block
+// overlapped with the next wgmma batch, tensor-store epilogue (NOTE [fp8 wgmma kernel]); kAuto
+// takes it for fp8 from kWgmmaMinM rows per expert (1.01-1.22x kLargeM at 1024-4096 rows).
 enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma };
 
 struct TileChoice {
