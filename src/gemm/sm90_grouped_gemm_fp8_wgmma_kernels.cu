@@ -503,13 +503,33 @@ enum Handoff : int { kFree = 0, kBeforeLast = 1 };
 SYMMOE_DEVICE void take_turn(int wg) { wg == 0 ? tma::named_sync<1>(256) : tma::named_sync<2>(256); }
 SYMMOE_DEVICE void pass_turn(int wg) { wg == 0 ? tma::named_arrive<2>(256) : tma::named_arrive<1>(256); }
 
+// A consumer thread: warpgroup wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows
+// r_in_tile and r_in_tile + 8; the warpgroup's first thread issues its tensor stores.
+struct ConsumerThread {
+  int lane, wg, r_in_tile;
+  bool store_leader;
+  SYMMOE_DEVICE ConsumerThread()
+      : lane(static_cast<int>(threadIdx.x % 32)),
+        wg(static_cast<int>(threadIdx.x / 128) - 1),
+        r_in_tile(64 * wg + 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane / 4),
+        store_leader(threadIdx.x % 128 == 0) {}
+};
+
+template <int kRows, int kCols>
+SYMMOE_DEVICE void zero(float (&a)[kRows][kCols]) {
+#pragma unroll
+  for (int h = 0; h < kRows; ++h) {
+#pragma unroll
+    for (int i = 0; i < kCols; ++i) a[h][i] = 0.f;
+  }
+}
+
 template <class Shape, int kHandoff>
 SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
                            const CUtensorMap* map_out, const device::WaitContext& ctx) {
   constexpr int kBatches = Shape::kBatches, kStages = Shape::kStages;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wg = warp / 4 - 1;
-  const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
+  const ConsumerThread me;
+  const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   const int kblocks = src.k / kBK;
   const UnitWalk<Shape> walk;
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
@@ -520,11 +540,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   for (int u = walk.first; u < units; u += walk.stride) {
     const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
-#pragma unroll
-    for (int h = 0; h < kBatches; ++h) {
-#pragma unroll
-      for (int i = 0; i < Shape::kBatchN / 2; ++i) acc[h][i] = 0.f;
-    }
+    zero(acc);
     for (int kb = 0; kb < kblocks; ++kb) {
       if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
       __syncwarp();
@@ -552,7 +568,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
     }
     store_tile<Shape>(acc, tile, wg, ok, map_out, sm.out, src);
   }
-  if (Shape::kTmaStore && warp % 4 == 0 && lane == 0) tma::bulk_wait_all();
+  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
   if (kHandoff != kFree && wg == 0) tma::named_sync<1>(256);
 }
 
@@ -585,10 +601,10 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
 template <class Shape, int kN>
 SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatchN / 2],
                                       float (&part)[2][Shape::kBatchN / 2], const Smem<Shape>& sm, int& s,
-                                      uint32_t& phase, bool& ok, const device::WaitContext& ctx, int64_t n0, int wg,
-                                      int r_in_tile) {
+                                      uint32_t& phase, bool& ok, const device::WaitContext& ctx, int64_t n0,
+                                      const ConsumerThread& me) {
   constexpr int kBatches = Shape::kBatches;
-  const int lane = threadIdx.x % 32;
+  const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   int stage[kN] = {};
   StageDesc sd[kN];
   float sa_lo[kN], sa_hi[kN], w0[kN], w1[kN];
@@ -631,9 +647,7 @@ template <class Shape>
 SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
                                       const CUtensorMap* map_out, const device::WaitContext& ctx) {
   constexpr int kBatches = Shape::kBatches, kPart = Shape::kBatchN / 2;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wg = warp / 4 - 1;
-  const int r_in_tile = 64 * wg + 16 * (warp % 4) + lane / 4;
+  const ConsumerThread me;
   const int kblocks = src.k / kBK;
   const UnitWalk<Shape> walk;
   float acc[kBatches][kPart], part[2][kPart];
@@ -642,22 +656,18 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
   bool ok = true;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   for (int u = walk.first; u < units; u += walk.stride) {
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
-#pragma unroll
-    for (int h = 0; h < kBatches; ++h) {
-#pragma unroll
-      for (int i = 0; i < kPart; ++i) acc[h][i] = 0.f;
-    }
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+    zero(acc);
     int kb = 0;
     for (; kb + Shape::kOverlap <= kblocks; kb += Shape::kOverlap) {
-      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, ctx, tile.n0, wg, r_in_tile);
+      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, ctx, tile.n0, me);
     }
     if constexpr (Shape::kOverlap > 1) {
-      for (; kb < kblocks; ++kb) overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, ctx, tile.n0, wg, r_in_tile);
+      for (; kb < kblocks; ++kb) overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, ctx, tile.n0, me);
     }
-    store_tile<Shape>(acc, tile, wg, ok, map_out, sm.out, src);
+    store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
   }
-  if (Shape::kTmaStore && warp % 4 == 0 && lane == 0) tma::bulk_wait_all();
+  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
 }
 
 // NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of the same
