@@ -593,10 +593,17 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
 // the wgmma waits fell from 33 % of the stall samples to 3 %, the tensor pipe rose to 71 %,
 // and the consumers became issue-bound (514 instructions per K block and warp; short_sb 16 %:
 // each batch's R2UR waiting for its descriptor shuffle — removed since: +3-11 % in 7 of the 8
-// cases across the two runs). Next: a fresh
-// profile; the 4 x 16 wgmma per K block (A read from shared memory four times: 125 of 128
-// bytes per clock at full rate — A from registers would read it once); the drain per 2 K
-// blocks.
+// cases across the two runs). The 64-column batches cost by themselves: with the promotion
+// removed (experiment, bench/results/gemm_wgmma_ceiling_n64_h200.log) 128-column batches reach
+// 1123-1392 TFLOPS and 64-column ones 1038-1321 (gate/up 8 x 4096: 1392 vs 1164; down 32 x
+// 1024, 819 and 861, is the run's outlier), and this kernel runs at 0.91-1.03x of the latter:
+// it is near its own shape's ceiling. Each m64n64k32
+// reads the warpgroup's 64 x 32 activation slice again from shared memory (4 times per K
+// block: ~125 of the ~128 bytes per clock the tensor cores can be fed at full rate). Next: the
+// activation fragments from registers (wgmma with A in registers: one ldmatrix pass per K
+// block, 16 registers; 192 + 16 fit in 232), or 128-column batches with a register budget
+// that leaves room for two partial buffers.
+
 // kN K blocks from stage s on, as one overlapped batch sequence (NOTE [overlapped promotion]).
 template <class Shape, int kN>
 SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatchN / 2],
