@@ -3,6 +3,7 @@
 # build/release/tests/test_gemm_gpu): the GPU GEMM tests, then fp8 at large M per expert with
 # the wgmma kernel against CUTLASS's large-M tile and the same-run cuBLASLt baselines.
 # Env: TILES (default "wgmma large"), MS (default 1024,4096), EXPERTS (default 8,32), TESTS=0 skips tests,
+# SYMMOE_TEST_WGMMA_VARIANTS (indices, e.g. "9,11": the wgmma test runs only those besides variant 0),
 # VARIANTS (default "1:tma:0:256:2"): wgmma variants to run, each CLUSTER:EPILOGUE:ORDERED:TILE_N:OVERLAP
 # (the SYMMOE_GEMM_WGMMA_* values; TILE_N and OVERLAP may be left out: 256, 0).
 # Output: $OUT/gemm_wgmma.log (+ JSON per tile, and per variant for wgmma).
