@@ -117,11 +117,13 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // its weight tile (NOTE [wgmma weight multicast]).
 // kOverlap > 0: NOTE [overlapped promotion] — batches of 64 (256-wide tiles) or 96 columns
 // (192) into two partial-product buffers, each promoted while the next batch's wgmmas run;
-// the wgmmas drain every kOverlap K blocks.
-template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0>
+// the wgmmas drain every kOverlap K blocks. kARegs: the activation fragments of a K block are
+// loaded into registers once (ldmatrix) and every batch's wgmma takes A from there.
+template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0, bool kARegs_ = false>
 struct WgmmaShape {
   static constexpr int kBN = kBN_;
   static constexpr int kOverlap = kOverlap_;
+  static constexpr bool kARegs = kARegs_;
   static constexpr int kBatchN = kOverlap > 0 ? kBN / (kBN == 256 ? 4 : 2) : (kBN == 256 ? 128 : kBN);
   static constexpr int kBatches = kBN / kBatchN;
   static constexpr int kScaleBlocks = 2;  // weight-scale blocks a tile's columns meet
@@ -145,6 +147,9 @@ struct WgmmaShape {
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
   static_assert(kOverlap == 0 || kBatches % 2 == 0, "overlapped batches alternate between two buffers");
+  static_assert(!kARegs || (kOverlap == 1 && kBatchN == 64),
+                "activation fragments in registers: 64-column batches, one K block per drain (the "
+                "next block's fragments are loaded once the last batch reading them is done)");
 };
 
 struct WgmmaParams {
@@ -302,6 +307,33 @@ SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], StageDesc sd, int
       wgmma::mma_m64n192k32_e4m3(d, da + 2 * k, db + 2 * k, k);
     }
   }
+  wgmma::commit();
+}
+
+// The activation fragments of this warpgroup's 64 rows in stage s, K block-wide: a[k] feeds
+// the wgmmas of K slice k (bytes 32 k .. 32 k + 31), in the _rs layout (sm90_wgmma_fp8_ops.cuh):
+// one ldmatrix.x4 per slice, matrices (rows +0, bytes +0), (rows +8, +0), (rows +0, +16),
+// (rows +8, +16) of the warp's 16 rows, through the 128-byte swizzle.
+template <class Shape>
+SYMMOE_DEVICE void load_a_frags(uint32_t (&a)[kBK / 32][4], const uint8_t* smem_a, int s, int wg) {
+  const int lane = threadIdx.x % 32, m = lane / 8, i = lane % 8;
+  const int row = 64 * wg + 16 * static_cast<int>(threadIdx.x / 32 % 4) + i + 8 * (m % 2);
+  const uint8_t* base = smem_a + s * Shape::kABytes + row * kBK;
+#pragma unroll
+  for (int k = 0; k < kBK / 32; ++k) {
+    const int chunk = 2 * k + m / 2;
+    tma::ldmatrix_x4(base + ((chunk ^ i) * 16), a[k]);
+  }
+}
+
+// issue_block with the activation fragments from registers (kARegs).
+template <class Shape>
+SYMMOE_DEVICE void issue_block_rs(float (&d)[Shape::kBatchN / 2], const uint32_t (&a)[kBK / 32][4], StageDesc sd,
+                                  int b) {
+  const uint64_t db = wgmma::desc_from_lo(sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16));
+  wgmma::fence();
+#pragma unroll
+  for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n64k32_e4m3_rs(d, a[k], db + 2 * k, k);
   wgmma::commit();
 }
 
@@ -602,7 +634,11 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
 // block: ~125 of the ~128 bytes per clock the tensor cores can be fed at full rate). Next: the
 // activation fragments from registers (wgmma with A in registers: one ldmatrix pass per K
 // block, 16 registers; 192 + 16 fit in 232), or 128-column batches with a register budget
-// that leaves room for two partial buffers.
+// that leaves room for two partial buffers. The first is built, NOT YET RUN ON THE GPU:
+// SYMMOE_GEMM_WGMMA_OVERLAP=3 (Shape256TmaOverlapRegs: load_a_frags, issue_block_rs; the K
+// block's fragments loaded by 4 ldmatrix.x4 after its stage wait, so each K block drains
+// before the next one's fragments overwrite them; no spill in the K loop, 36 bytes per tile
+// outside it); the GPU test carries it as variant 13 against the reference.
 
 // kN K blocks from stage s on, as one overlapped batch sequence (NOTE [overlapped promotion]).
 template <class Shape, int kN>
@@ -614,6 +650,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   int stage[kN] = {};
   StageDesc sd[kN];
+  uint32_t a_frag[Shape::kARegs ? kBK / 32 : 1][4];
   float sa_lo[kN], sa_hi[kN], w0[kN], w1[kN];
   // Promote sequence slot kSlot (K block kSlot / kBatches, batch kSlot % kBatches) from its buffer.
   auto promote_slot = [&](auto slot) {
@@ -631,12 +668,17 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
       const float* sc = sm.scales + s * Shape::kScaleFloats;
       stage[kJ] = s;
       sd[kJ] = stage_desc<Shape>(sm.a, sm.b, s, wg);
+      if constexpr (Shape::kARegs) load_a_frags<Shape>(a_frag, sm.a, s, wg);
       sa_lo[kJ] = sc[r_in_tile];
       sa_hi[kJ] = sc[r_in_tile + 8];
       w0[kJ] = sc[kBM];
       w1[kJ] = sc[kBM + 1];
     }
-    issue_block<Shape, false>(part[kSlot % 2], sd[kJ], kB);
+    if constexpr (Shape::kARegs) {
+      issue_block_rs<Shape>(part[kSlot % 2], a_frag, sd[kJ], kB);
+    } else {
+      issue_block<Shape, false>(part[kSlot % 2], sd[kJ], kB);
+    }
     if constexpr (kB == kBatches - 1) advance_stage(s, phase, Shape::kStages);
     if constexpr (kSlot > 0) {
       wgmma::wait<1>();
@@ -884,6 +926,8 @@ using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, 1>;
 using Shape192TmaOverlap = WgmmaShape<192, 4, 1, true, 1>;
 using Shape256TmaOverlap2 = WgmmaShape<256, 3, 1, true, 2>;
 using Shape192TmaOverlap2 = WgmmaShape<192, 4, 1, true, 2>;
+// Activation fragments in registers (SYMMOE_GEMM_WGMMA_OVERLAP=3): 256-wide, drain every K block.
+using Shape256TmaOverlapRegs = WgmmaShape<256, 3, 1, true, 1, true>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
@@ -894,9 +938,14 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
   if (const int64_t overlap = env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP"); overlap > 0) {
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
                      !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),
-                 "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1|2) is built with the "
+                 "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1|2|3) is built with the "
                  "tma epilogue, clusters of 1 and free issue only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, "
                  "SYMMOE_GEMM_WGMMA_CLUSTER=1, SYMMOE_GEMM_WGMMA_ORDERED=0)");
+    if (overlap == 3) {
+      SYMMOE_CHECK(width == 256, "grouped GEMM (fp8 wgmma): SYMMOE_GEMM_WGMMA_OVERLAP=3 (activation fragments in "
+                   "registers) is built for 128 x 256 tiles only (SYMMOE_GEMM_WGMMA_TILE_N=256)");
+      return WgmmaConfig<Shape256TmaOverlapRegs>::launch(src, slots, stream);
+    }
     if (overlap == 2) {
       return width == 192 ? WgmmaConfig<Shape192TmaOverlap2>::launch(src, slots, stream)
                           : WgmmaConfig<Shape256TmaOverlap2>::launch(src, slots, stream);
@@ -933,6 +982,7 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   WgmmaConfig<Shape192TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap");
   WgmmaConfig<Shape256TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2");
   WgmmaConfig<Shape192TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap2");
+  WgmmaConfig<Shape256TmaOverlapRegs>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap_aregs");
 }
 
 }  // namespace

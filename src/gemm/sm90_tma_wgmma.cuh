@@ -59,6 +59,16 @@ SYMMOE_DEVICE void stmatrix_x4(void* row_addr, uint32_t r0, uint32_t r1, uint32_
                : "memory");
 }
 
+// Four 8 x 8 b16 matrices (8 rows of 16 bytes each) from shared memory: lane 8 m + i gives the
+// address of row i of matrix m; lane 4 g + t receives bytes 4t .. 4t + 3 of row g of matrix m
+// in r[m].
+SYMMOE_DEVICE void ldmatrix_x4(const void* row_addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(row_addr))
+               : "memory");
+}
+
 // global -> shared, 4 bytes, zeros (and no read) when !valid; completion is tracked by
 // cp_async_arrive_noinc.
 SYMMOE_DEVICE void cp_async_4(void* dst, const void* src, bool valid) {
