@@ -27,32 +27,27 @@ HEAD = """\
 namespace symmoe::gemm::sm90::wgmma {
 """
 
-def emit(n):
+def emit(n, a_in_registers=False):
+    """One wrapper: A from shared memory (descriptor desc_a) or, with a_in_registers, from
+    four registers (the _rs form)."""
     regs = n // 2
     outs = ", ".join(f"%{i}" for i in range(regs))
-    lines = [f"SYMMOE_DEVICE void mma_m64n{n}k32_e4m3(float (&d)[{regs}], uint64_t desc_a, uint64_t desc_b, int scale_d) {{",
+    if a_in_registers:
+        name, a_param, a_count = f"mma_m64n{n}k32_e4m3_rs", "const uint32_t (&a)[4]", 4
+        a_asm = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
+        a_inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])'
+    else:
+        name, a_param, a_count = f"mma_m64n{n}k32_e4m3", "uint64_t desc_a", 1
+        a_asm, a_inputs = f"%{regs}", '"l"(desc_a)'
+    b_index, scale_index = regs + a_count, regs + a_count + 1
+    lines = [f"SYMMOE_DEVICE void {name}(float (&d)[{regs}], {a_param}, uint64_t desc_b, int scale_d) {{",
              "  asm volatile(",
              '      "{\\n.reg .pred p;\\n"',
-             f'      "setp.ne.b32 p, %{regs + 2}, 0;\\n"',
-             f'      "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e4m3 {{{outs}}}, %{regs}, %{regs + 1}, p, 1, 1;\\n}}\\n"']
+             f'      "setp.ne.b32 p, %{scale_index}, 0;\\n"',
+             f'      "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e4m3 {{{outs}}}, {a_asm}, %{b_index}, p, 1, 1;\\n}}\\n"']
     ops = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
     lines.append(f"      : {ops}")
-    lines.append('      : "l"(desc_a), "l"(desc_b), "r"(scale_d));')
-    lines.append("}")
-    return "\n".join(lines)
-
-def emit_rs(n):
-    regs = n // 2
-    outs = ", ".join(f"%{i}" for i in range(regs))
-    a_ops = ", ".join(f"%{regs + i}" for i in range(4))
-    lines = [f"SYMMOE_DEVICE void mma_m64n{n}k32_e4m3_rs(float (&d)[{regs}], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {{",
-             "  asm volatile(",
-             '      "{\\n.reg .pred p;\\n"',
-             f'      "setp.ne.b32 p, %{regs + 5}, 0;\\n"',
-             f'      "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e4m3 {{{outs}}}, {{{a_ops}}}, %{regs + 4}, p, 1, 1;\\n}}\\n"']
-    ops = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    lines.append(f"      : {ops}")
-    lines.append('      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));')
+    lines.append(f'      : {a_inputs}, "l"(desc_b), "r"(scale_d));')
     lines.append("}")
     return "\n".join(lines)
 
@@ -61,7 +56,7 @@ for n in SHAPES:
     out.append(emit(n))
     out.append("")
 for n in RS_SHAPES:
-    out.append(emit_rs(n))
+    out.append(emit(n, a_in_registers=True))
     out.append("")
 out.append("}  // namespace symmoe::gemm::sm90::wgmma")
 sys.stdout.write("\n".join(out) + "\n")
