@@ -285,14 +285,43 @@ SYMMOE_DEVICE StageDesc stage_desc(const uint8_t* smem_a, const uint8_t* smem_b,
       __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes), 0)};
 }
 
+// One K block's scales for this thread: the activation scales of its rows (sa_lo, sa_hi) and
+// the tile's two weight scales (w0, w1).
+struct BlockScales {
+  float sa_lo, sa_hi, w0, w1;
+};
+
+// The start of a K block in stage s for a consumer thread: waits for the stage (once a wait
+// has failed, ok stays false and the thread goes on without waiting: NOTE [ordered wgmma
+// issue]), then its descriptors and scales.
+struct KBlock {
+  StageDesc sd;
+  BlockScales scales;
+};
+
+template <class Shape>
+SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, bool& ok, const device::WaitContext& ctx,
+                                 int wg, int r_in_tile) {
+  if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+  __syncwarp();
+  const float* sc = sm.scales + s * Shape::kScaleFloats;
+  return KBlock{stage_desc<Shape>(sm.a, sm.b, s, wg), BlockScales{sc[r_in_tile], sc[r_in_tile + 8], sc[kBM], sc[kBM + 1]}};
+}
+
 // The four wgmmas of one 128-wide K block into d (overwritten): this warpgroup's 64 activation
 // rows x weight rows kBatchN b .. kBatchN (b + 1) - 1 of the stage described by sd. kSplit
 // commits the last wgmma as a group of its own, so wgmma::wait<1> returns when only that one
 // is left.
+// The descriptor of batch b's weight rows (kBatchN b .. kBatchN (b + 1) - 1) in the stage.
+template <class Shape>
+SYMMOE_DEVICE uint64_t batch_desc_b(StageDesc sd, int b) {
+  return wgmma::desc_from_lo(sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16));
+}
+
 template <class Shape, bool kSplit>
 SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], StageDesc sd, int b) {
   const uint64_t da = wgmma::desc_from_lo(sd.a_lo);
-  const uint64_t db = wgmma::desc_from_lo(sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16));
+  const uint64_t db = batch_desc_b<Shape>(sd, b);
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) {
@@ -330,7 +359,7 @@ SYMMOE_DEVICE void load_a_frags(uint32_t (&a)[kBK / 32][4], const uint8_t* smem_
 template <class Shape>
 SYMMOE_DEVICE void issue_block_rs(float (&d)[Shape::kBatchN / 2], const uint32_t (&a)[kBK / 32][4], StageDesc sd,
                                   int b) {
-  const uint64_t db = wgmma::desc_from_lo(sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16));
+  const uint64_t db = batch_desc_b<Shape>(sd, b);
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n64k32_e4m3_rs(d, a[k], db + 2 * k, k);
@@ -357,8 +386,7 @@ SYMMOE_DEVICE void promote(float (&acc)[4 * kJ], const float (&part)[4 * kJ], fl
   }
 }
 
-// Batch kB's promotion with this thread's activation scales (sa_lo, sa_hi) and the tile's two
-// weight scales (w0, w1). The tile's columns switch weight-scale block at 128 - n0 % 128 (128
+// Batch kB's promotion with the K block's scales. The tile's columns switch weight-scale block at 128 - n0 % 128 (128
 // for 256-wide tiles; 128 or 64 for 192-wide ones), which falls at an 8-column group boundary
 // of the batch or outside it.
 template <int kJ, int kBatchN, int kB, int kBoundary>
@@ -368,9 +396,9 @@ constexpr int scale_split() {
 
 template <class Shape, int kB>
 SYMMOE_DEVICE void promote_batch(float (&acc)[Shape::kBatchN / 2], const float (&part)[Shape::kBatchN / 2], int64_t n0,
-                                 float sa_lo, float sa_hi, float w0, float w1) {
+                                 const BlockScales& sc) {
   constexpr int kJ = Shape::kBatchN / 8;
-  const float lo0 = sa_lo * w0, hi0 = sa_hi * w0, lo1 = sa_lo * w1, hi1 = sa_hi * w1;
+  const float lo0 = sc.sa_lo * sc.w0, hi0 = sc.sa_hi * sc.w0, lo1 = sc.sa_lo * sc.w1, hi1 = sc.sa_hi * sc.w1;
   if (Shape::kBN == 256 || n0 % 128 == 0) {
     promote<kJ, scale_split<kJ, Shape::kBatchN, kB, 128>()>(acc, part, lo0, hi0, lo1, hi1);
   } else {
@@ -574,16 +602,12 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
     const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
     zero(acc);
     for (int kb = 0; kb < kblocks; ++kb) {
-      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
-      __syncwarp();
-      const float* sc = sm.scales + s * Shape::kScaleFloats;
-      const float sa_lo = sc[r_in_tile], sa_hi = sc[r_in_tile + 8];
-      const StageDesc sd = stage_desc<Shape>(sm.a, sm.b, s, wg);
+      const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile);
 #pragma unroll
       for (int h = 0; h < kBatches; ++h) {
         if (h > 0 && h >= tile.batches) break;
         if (kHandoff != kFree) take_turn(wg);
-        issue_block<Shape, kHandoff == kBeforeLast>(part, sd, h);
+        issue_block<Shape, kHandoff == kBeforeLast>(part, blk.sd, h);
         if (kHandoff == kBeforeLast) {
           wgmma::wait<1>();
           pass_turn(wg);
@@ -592,8 +616,8 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
         wgmma::fence_operands(part);
         if (lane == 0 && h + 1 == tile.batches) release_stage<Shape>(&sm.empty[s]);
         for_each_batch<kBatches>([&](auto b) {
-            constexpr int kB = decltype(b)::value;
-          if (kB == h) promote_batch<Shape, kB>(acc[kB], part, tile.n0, sa_lo, sa_hi, sc[kBM], sc[kBM + 1]);
+          constexpr int kB = decltype(b)::value;
+          if (kB == h) promote_batch<Shape, kB>(acc[kB], part, tile.n0, blk.scales);
         });
       }
       advance_stage(s, phase, kStages);
@@ -649,35 +673,27 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
   constexpr int kBatches = Shape::kBatches;
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   int stage[kN] = {};
-  StageDesc sd[kN];
+  KBlock blk[kN];
   uint32_t a_frag[Shape::kARegs ? kBK / 32 : 1][4];
-  float sa_lo[kN], sa_hi[kN], w0[kN], w1[kN];
   // Promote sequence slot kSlot (K block kSlot / kBatches, batch kSlot % kBatches) from its buffer.
   auto promote_slot = [&](auto slot) {
     constexpr int kSlot = decltype(slot)::value, kJ = kSlot / kBatches, kB = kSlot % kBatches;
     if constexpr (kB == kBatches - 1) {
       if (lane == 0) release_stage<Shape>(&sm.empty[stage[kJ]]);
     }
-    promote_batch<Shape, kB>(acc[kB], part[kSlot % 2], n0, sa_lo[kJ], sa_hi[kJ], w0[kJ], w1[kJ]);
+    promote_batch<Shape, kB>(acc[kB], part[kSlot % 2], n0, blk[kJ].scales);
   };
   for_each_batch<kN * kBatches>([&](auto slot) {
     constexpr int kSlot = decltype(slot)::value, kJ = kSlot / kBatches, kB = kSlot % kBatches;
     if constexpr (kB == 0) {
-      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
-      __syncwarp();
-      const float* sc = sm.scales + s * Shape::kScaleFloats;
       stage[kJ] = s;
-      sd[kJ] = stage_desc<Shape>(sm.a, sm.b, s, wg);
+      blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile);
       if constexpr (Shape::kARegs) load_a_frags<Shape>(a_frag, sm.a, s, wg);
-      sa_lo[kJ] = sc[r_in_tile];
-      sa_hi[kJ] = sc[r_in_tile + 8];
-      w0[kJ] = sc[kBM];
-      w1[kJ] = sc[kBM + 1];
     }
     if constexpr (Shape::kARegs) {
-      issue_block_rs<Shape>(part[kSlot % 2], a_frag, sd[kJ], kB);
+      issue_block_rs<Shape>(part[kSlot % 2], a_frag, blk[kJ].sd, kB);
     } else {
-      issue_block<Shape, false>(part[kSlot % 2], sd[kJ], kB);
+      issue_block<Shape, false>(part[kSlot % 2], blk[kJ].sd, kB);
     }
     if constexpr (kB == kBatches - 1) advance_stage(s, phase, Shape::kStages);
     if constexpr (kSlot > 0) {

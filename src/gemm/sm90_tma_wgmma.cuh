@@ -170,7 +170,6 @@ namespace symmoe::gemm::sm90::wgmma {
 SYMMOE_DEVICE uint32_t desc_lo_k_major_sw128(const void* tile) { return (tma::smem_addr(tile) & 0x3FFFF) >> 4; }
 SYMMOE_DEVICE uint64_t desc_from_lo(uint32_t lo) { return (uint64_t{(1024 >> 4) | (1u << 30)} << 32) | lo; }
 
-
 SYMMOE_DEVICE void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 SYMMOE_DEVICE void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N>
