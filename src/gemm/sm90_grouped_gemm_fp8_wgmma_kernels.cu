@@ -147,9 +147,9 @@ struct WgmmaShape {
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
   static_assert(kOverlap == 0 || kBatches % 2 == 0, "overlapped batches alternate between two buffers");
-  static_assert(!kARegs || (kOverlap == 1 && kBatchN == 64),
-                "activation fragments in registers: 64-column batches, one K block per drain (the "
-                "next block's fragments are loaded once the last batch reading them is done)");
+  static_assert(!kARegs || (kOverlap > 0 && kBatchN == 64),
+                "activation fragments in registers: overlapped 64-column batches (each K block of a "
+                "drain has its own fragments)");
 };
 
 struct WgmmaParams {
@@ -674,7 +674,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   int stage[kN] = {};
   KBlock blk[kN];
-  uint32_t a_frag[Shape::kARegs ? kBK / 32 : 1][4];
+  uint32_t a_frag[Shape::kARegs ? kN : 1][kBK / 32][4];
   // Promote sequence slot kSlot (K block kSlot / kBatches, batch kSlot % kBatches) from its buffer.
   auto promote_slot = [&](auto slot) {
     constexpr int kSlot = decltype(slot)::value, kJ = kSlot / kBatches, kB = kSlot % kBatches;
@@ -688,10 +688,10 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
     if constexpr (kB == 0) {
       stage[kJ] = s;
       blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile);
-      if constexpr (Shape::kARegs) load_a_frags<Shape>(a_frag, sm.a, s, wg);
+      if constexpr (Shape::kARegs) load_a_frags<Shape>(a_frag[kJ], sm.a, s, wg);
     }
     if constexpr (Shape::kARegs) {
-      issue_block_rs<Shape>(part[kSlot % 2], a_frag, blk[kJ].sd, kB);
+      issue_block_rs<Shape>(part[kSlot % 2], a_frag[kJ], blk[kJ].sd, kB);
     } else {
       issue_block<Shape, false>(part[kSlot % 2], blk[kJ].sd, kB);
     }
@@ -944,6 +944,8 @@ using Shape256TmaOverlap2 = WgmmaShape<256, 3, 1, true, 2>;
 using Shape192TmaOverlap2 = WgmmaShape<192, 4, 1, true, 2>;
 // Activation fragments in registers (SYMMOE_GEMM_WGMMA_OVERLAP=3): 256-wide, drain every K block.
 using Shape256TmaOverlapRegs = WgmmaShape<256, 3, 1, true, 1, true>;
+// The same, draining every 2 K blocks (two fragment sets: SYMMOE_GEMM_WGMMA_OVERLAP=4).
+using Shape256TmaOverlap2Regs = WgmmaShape<256, 3, 1, true, 2, true>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
@@ -957,6 +959,11 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
                  "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1|2|3) is built with the "
                  "tma epilogue, clusters of 1 and free issue only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, "
                  "SYMMOE_GEMM_WGMMA_CLUSTER=1, SYMMOE_GEMM_WGMMA_ORDERED=0)");
+    if (overlap == 4) {
+      SYMMOE_CHECK(width == 256, "grouped GEMM (fp8 wgmma): SYMMOE_GEMM_WGMMA_OVERLAP=4 (activation fragments in "
+                   "registers) is built for 128 x 256 tiles only (SYMMOE_GEMM_WGMMA_TILE_N=256)");
+      return WgmmaConfig<Shape256TmaOverlap2Regs>::launch(src, slots, stream);
+    }
     if (overlap == 3) {
       SYMMOE_CHECK(width == 256, "grouped GEMM (fp8 wgmma): SYMMOE_GEMM_WGMMA_OVERLAP=3 (activation fragments in "
                    "registers) is built for 128 x 256 tiles only (SYMMOE_GEMM_WGMMA_TILE_N=256)");
@@ -999,6 +1006,7 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   WgmmaConfig<Shape256TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2");
   WgmmaConfig<Shape192TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap2");
   WgmmaConfig<Shape256TmaOverlapRegs>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap_aregs");
+  WgmmaConfig<Shape256TmaOverlap2Regs>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2_aregs");
 }
 
 }  // namespace
