@@ -31,7 +31,7 @@ std::vector<Var> make_registry() {
        "row blocks that share (multicast) each weight tile.",
        {}, 1, 2},
       {"SYMMOE_GEMM_WGMMA_EPILOGUE", Type::kChoice, "tma",
-       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): how output tiles reach memory: "
+       "grouped GEMM, own wgmma kernels (--tile wgmma, fp8 and bf16): how output tiles reach memory: "
        "direct (bf16 pairs stored from registers, 4 pipeline stages) or tma (staged in shared "
        "memory and written by tensor copies while the next tile runs, 3 stages).",
        {"direct", "tma"}},

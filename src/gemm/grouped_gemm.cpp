@@ -14,7 +14,7 @@ namespace {
 
 const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
   if (tile == GemmTile::kDecode) return sm90::fp8_decode_ops();
-  if (tile == GemmTile::kWgmma) return sm90::fp8_wgmma_ops();
+  if (tile == GemmTile::kWgmma) return dtype == GemmDtype::kFP8E4M3 ? sm90::fp8_wgmma_ops() : sm90::bf16_wgmma_ops();
   const bool small = tile == GemmTile::kSmallM;
   if (dtype == GemmDtype::kFP8E4M3) return small ? sm90::fp8_small_ops() : sm90::fp8_large_ops();
   return small ? sm90::bf16_small_ops() : sm90::bf16_large_ops();
@@ -27,7 +27,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
   SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM, kDecode or kWgmma)");
   if (tile == GemmTile::kWgmma) {
-    SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the wgmma kernel (GemmTile::kWgmma) is fp8 only; bf16 uses kLargeM");
+    if (dtype == GemmDtype::kBF16) {
+      return TileChoice{tile, 128, 256, 64, "bf16 128x256x64 wgmma, warp-specialized (no CUTLASS)"};
+    }
     if (env::get_int("SYMMOE_GEMM_WGMMA_TILE_N") == 192) {
       return TileChoice{tile, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
     }
@@ -148,6 +150,7 @@ void append_grouped_gemm_kernels(std::vector<KernelEntry>& out) {
   }
   sm90::fp8_decode_ops().append_kernels(out);
   sm90::fp8_wgmma_ops().append_kernels(out);
+  sm90::bf16_wgmma_ops().append_kernels(out);
 }
 
 }  // namespace symmoe::runtime

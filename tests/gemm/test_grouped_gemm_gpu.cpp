@@ -252,7 +252,7 @@ TEST(GroupedGemmGpu, EveryDtypeTileAndLayoutMatchesTheReference) {
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
       for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma}) {
-        if ((tile == GemmTile::kDecode || tile == GemmTile::kWgmma) && dtype != GemmDtype::kFP8E4M3) continue;
+        if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
         // N = 384: an odd number of 128-wide tiles (clusters of 2 along N get a partial pair);
         // up to 200 rows per expert: partial M tiles of both families.
         const HostCase c = make_case(dtype, layout, 5, 384, 512, 200, /*integers=*/false, seed++);
@@ -268,7 +268,7 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
   Gpu g;
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
     for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma}) {
-      if ((tile == GemmTile::kDecode || tile == GemmTile::kWgmma) && dtype != GemmDtype::kFP8E4M3) continue;
+      if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
       const HostCase c = make_case(dtype, GroupedLayout::kContiguous, 7, 256, 1024, 150, /*integers=*/true, 40);
       expect_matches(c, run(g, c, tile), true, std::string("integers ") + name(dtype) + " " + name(tile));
     }
@@ -386,6 +386,36 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
     const Variant& v = variants[i];
     const VariantEnv env(v);
     SCOPED_TRACE(label(v));
+    expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
+  }
+}
+
+// The bf16 wgmma kernel (NOTE [bf16 wgmma kernel]): K not a multiple of its 64-wide blocks (the
+// last block's columns past K arrive as zeros), N not a multiple of 256 or even 64 (tensor
+// stores clipped at N, direct stores per 8 columns), the stage ring wrapping across tiles on
+// 3 SMs, more than 32 experts, rows past the count next to full row blocks, both epilogues and
+// layouts; integer inputs exact; an invalid count reported naming the expert.
+TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  uint64_t seed = 700;
+  for (const char* epilogue : {"tma", "direct"}) {
+    const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
+    const std::string ep = std::string(epilogue) + " epilogue ";
+    for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+      const std::string what = ep + name(layout);
+      const HostCase odd = make_case(GemmDtype::kBF16, layout, 6, 328, 1000, 300, false, seed++);
+      expect_matches(odd, run(g, odd, GemmTile::kWgmma), false, what + " N 328 K 1000");
+      expect_matches(odd, run(g, odd, GemmTile::kWgmma, runtime::SmBudget{3, 0}), false, what + " on 3 SMs");
+      const HostCase many = make_case(GemmDtype::kBF16, layout, 40, 256, 200, 140, false, seed++);
+      expect_matches(many, run(g, many, GemmTile::kWgmma), false, what + " 40 experts K 200");
+      const HostCase small_k = make_case(GemmDtype::kBF16, layout, 3, 512, 24, 129, false, seed++);
+      expect_matches(small_k, run(g, small_k, GemmTile::kWgmma), false, what + " K 24");
+    }
+    const HostCase exact = make_case(GemmDtype::kBF16, GroupedLayout::kMasked, 3, 384, 1088, 260, true, 45);
+    expect_matches(exact, run(g, exact, GemmTile::kWgmma, runtime::SmBudget{5, 0}), true, ep + "integers on 5 SMs");
+    HostCase bad = make_case(GemmDtype::kBF16, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 46);
+    SCOPED_TRACE(ep);
     expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
   }
 }

@@ -95,7 +95,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->layout = layout == "masked" ? GroupedLayout::kMasked : GroupedLayout::kContiguous;
     const std::string tile = args.get("tile").value_or("auto");
     SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small" || tile == "decode" || tile == "wgmma",
-                 "--tile '", tile, "': auto, large, small, decode (fp8) or wgmma (fp8)");
+                 "--tile '", tile, "': auto, large, small, decode (fp8) or wgmma");
     o->tile = tile == "large"    ? gemm::GemmTile::kLargeM
               : tile == "small"  ? gemm::GemmTile::kSmallM
               : tile == "decode" ? gemm::GemmTile::kDecode
@@ -278,9 +278,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     p.counts = counts.as<int32_t>();
     p.out = out.p;
     go.expected_m = c.m;
-    go.tile = o.tile;  // decode and wgmma are fp8 only: bf16 runs the CUTLASS tile of that size
+    go.tile = o.tile;  // decode is fp8 only: bf16 runs the CUTLASS tile of that size
     if (!fp8 && o.tile == gemm::GemmTile::kDecode) go.tile = gemm::GemmTile::kSmallM;
-    if (!fp8 && o.tile == gemm::GemmTile::kWgmma) go.tile = gemm::GemmTile::kLargeM;
     gemm::TileChoice tile;
     const double us = time_graph_us(
         stream, o.reps,

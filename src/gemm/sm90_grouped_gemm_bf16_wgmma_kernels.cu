@@ -1,0 +1,115 @@
+// Grouped GEMM, bf16, large M: our own warp-specialized, persistent wgmma/TMA kernel (no
+// CUTLASS), the fp8 kernel's frame (sm90_grouped_gemm_wgmma_frame.cuh) with a mainloop that
+// accumulates in the tensor cores.
+//
+// NOTE [bf16 wgmma kernel]: the frame of NOTE [fp8 wgmma kernel] — 128 x 256 tiles of every
+// expert in one persistent grid, one producer thread issuing the two tensor copies per K block,
+// two consumer warpgroups of 64 rows, the tensor-store epilogue — over bf16 operands: a K block
+// is 64 elements (one 128-byte swizzled row), a stage 16 KiB of activations and 32 KiB of
+// weights, and there are no scales. Each consumer warpgroup runs one m64n256k16 wgmma per 16
+// elements of K into its 128 accumulators per thread (fp32, the whole of K in the tensor
+// cores, as cuBLAS and CUTLASS do for bf16), and keeps one K block's wgmmas in flight: after
+// issuing block kb it waits until only those are outstanding (wgmma.wait_group 1) and releases
+// the stage of block kb - 1. The tile's last block is waited for before the epilogue.
+// Columns past N (N = 8 mod 256 and up) and K past the last whole block arrive as zeros from
+// the tensor maps or belong to the next expert's weight rows: never stored.
+// Why our own and not CUTLASS's 128 x 256 grouped tile (kLargeM): measured below.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sm90_grouped_gemm_wgmma_frame.cuh"
+#include "sm90_wgmma_bf16_ops.cuh"
+#include "symmoe/core/env.hpp"
+#include "symmoe/core/error.hpp"
+
+namespace symmoe::gemm::sm90::wgmma_frame {
+
+namespace {
+
+// The wgmmas of one 64-wide K block into d: this warpgroup's 64 activation rows x the stage's
+// 256 weight rows; accumulate = false overwrites d with the block's product (a tile's first).
+template <class Shape>
+SYMMOE_DEVICE void issue_block_bf16(float (&d)[Shape::kBN / 2], StageDesc sd, bool accumulate) {
+  const uint64_t da = wgmma::desc_from_lo(sd.a_lo);
+  const uint64_t db = wgmma::desc_from_lo(sd.b_lo);
+  wgmma::fence();
+#pragma unroll
+  for (int k = 0; k < Shape::kKElems / 16; ++k) {
+    wgmma::mma_m64n256k16_bf16(d, da + 2 * k, db + 2 * k, accumulate || k > 0);
+  }
+  wgmma::commit();
+}
+
+template <class Shape>
+struct Bf16Consumer {
+  static_assert(Shape::kBN == 256 && Shape::kBatches == 1 && !Shape::kScaled && Shape::kElemBytes == 2,
+                "one 256-column batch of bf16 operands");
+  __host__ __device__ static constexpr const char* name() { return "grouped_gemm_bf16_wgmma"; }
+  static SYMMOE_DEVICE void run(const GroupSource& src, const Smem<Shape>& sm, int n_blocks, const CUtensorMap* map_out,
+                                const device::WaitContext& ctx) {
+    const ConsumerThread me;
+    const int kblocks = kblocks_of<Shape>(src);
+    const UnitWalk<Shape> walk;
+    float acc[1][Shape::kBN / 2];
+    int s = 0, e_hint = 0;
+    uint32_t phase = 0;
+    bool ok = true;
+    const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
+    for (int u = walk.first; u < units; u += walk.stride) {
+      const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+      int held = -1;  // the stage of the K block whose wgmmas may still run
+      for (int kb = 0; kb < kblocks; ++kb) {
+        // A failed wait (reported; the abort flag stops the other waiters) does not leave the
+        // loop: wgmma stays warpgroup-uniform, the stale operands are only read, nothing is stored.
+        if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+        __syncwarp();
+        issue_block_bf16<Shape>(acc[0], stage_desc<Shape>(sm.a, sm.b, s, me.wg), kb > 0);
+        wgmma::wait<1>();
+        if (held >= 0 && me.lane == 0) release_stage<Shape>(&sm.empty[held]);
+        held = s;
+        advance_stage(s, phase, Shape::kStages);
+      }
+      wgmma::wait<0>();
+      wgmma::fence_operands(acc[0]);
+      if (me.lane == 0) release_stage<Shape>(&sm.empty[held]);
+      store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
+    }
+    if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
+  }
+};
+
+// 128 x 256 bf16 tiles: 3 stages of 48 KiB and the 64 KiB staged output tile (tensor stores),
+// or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct).
+using Bf16Shape256Tma = TileShape<256, 256, 3, 1, true, 2, false>;
+using Bf16Shape256 = TileShape<256, 256, 4, 1, false, 2, false>;
+using Bf16Tma = WgmmaLaunch<Bf16Shape256Tma, Bf16Consumer<Bf16Shape256Tma>>;
+using Bf16Direct = WgmmaLaunch<Bf16Shape256, Bf16Consumer<Bf16Shape256>>;
+
+WorkspaceBytes bf16_wgmma_workspace(int, int) { return {}; }
+
+cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+  return env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma" ? Bf16Tma::launch(src, slots, stream)
+                                                                 : Bf16Direct::launch(src, slots, stream);
+}
+
+void bf16_wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
+  Bf16Tma::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_tma_store");
+  Bf16Direct::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256");
+}
+
+}  // namespace
+
+}  // namespace symmoe::gemm::sm90::wgmma_frame
+
+namespace symmoe::gemm::sm90 {
+
+const ConfigOps& bf16_wgmma_ops() {
+  static const ConfigOps ops{describe_tile(GemmDtype::kBF16, GemmTile::kWgmma), &wgmma_frame::bf16_wgmma_workspace,
+                             &wgmma_frame::bf16_wgmma_launch, &wgmma_frame::bf16_wgmma_append_kernels};
+  return ops;
+}
+
+}  // namespace symmoe::gemm::sm90

@@ -1,0 +1,591 @@
+// The frame of our SM90 grouped-GEMM wgmma kernels (fp8 with block scales, bf16): persistent
+// CTAs of one producer and two consumer warpgroups over every expert's 128 x kBN tiles, TMA
+// stages, the tile walk, the epilogue and the launch. The consumers' mainloop is a parameter of
+// the kernel (Consumer::run): the fp8 one promotes per scale block
+// (sm90_grouped_gemm_fp8_wgmma_kernels.cu), the bf16 one accumulates in the tensor cores
+// (sm90_grouped_gemm_bf16_wgmma_kernels.cu). NOTE [fp8 wgmma kernel] describes the whole.
+// Private to src/gemm.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "grouped_gemm_rows.cuh"
+#include "sm90_grouped_gemm_launch.hpp"
+#include "sm90_tma_wgmma.cuh"
+#include "symmoe/core/cuda_driver.hpp"
+#include "symmoe/core/error.hpp"
+#include "symmoe/device/grouped_gemm_tile_order.cuh"
+#include "symmoe/device/ptx.cuh"
+#include "symmoe/runtime/device_runtime.hpp"
+
+namespace symmoe::gemm::sm90::wgmma_frame {
+
+constexpr int kBM = 128;       // tile rows: two consumer warpgroups of 64
+constexpr int kBK = 128;       // bytes of K per stage row: one 128-byte swizzled row (128 fp8 or 64 bf16)
+constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+constexpr int kConsumerWarps = 8;
+constexpr int kMaxSmem = 232448;  // SM90 opt-in shared memory per block
+// setmaxnreg: the CTA starts with 168 registers per thread (65536 / 384, in steps of 8); the
+// consumers' increase must be covered by what the producer warpgroup gives back, or
+// setmaxnreg.inc waits for registers that never come (measured: 48 / 232 hangs).
+constexpr int kLaunchRegs = 168;
+constexpr int kProducerRegs = 40;
+constexpr int kConsumerRegs = 232;
+static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerRegs) * 128,
+              "consumer registers must come from the producer warpgroup");
+
+// The frame's view of a kernel's tile: 128 x kBN outputs, held by the consumers as kBatches
+// column batches of kBatchN (acc[kBatches][kBatchN / 2] per thread, wgmma's accumulator
+// layout), operands of kElemBytes-byte elements, K blocks of kBK bytes (kKElems elements) in
+// kStages shared-memory stages. kScaled: the producer also stages the K block's 128 activation
+// scales and 2 weight scales (the fp8 recipe). kCluster CTAs (a 1-D cluster) run the tiles of
+// kCluster consecutive row blocks of one column block together and share its weight tile (NOTE
+// [wgmma weight multicast]).
+template <int kBN_, int kBatchN_, int kStages_, int kCluster_, bool kTmaStore_, int kElemBytes_, bool kScaled_>
+struct TileShape {
+  static constexpr int kBN = kBN_;
+  static constexpr int kBatchN = kBatchN_;
+  static constexpr int kBatches = kBN / kBatchN;
+  static constexpr int kStages = kStages_;
+  static constexpr int kCluster = kCluster_;
+  static constexpr bool kTmaStore = kTmaStore_;
+  static constexpr int kElemBytes = kElemBytes_;
+  static constexpr int kKElems = kBK / kElemBytes;  // K elements per K block
+  static constexpr bool kScaled = kScaled_;
+  static constexpr int kABytes = kBM * kBK;
+  static constexpr int kBBytes = kBN * kBK;
+  static constexpr int kBSliceRows = kBN / kCluster;  // weight rows each CTA of the cluster loads
+  static constexpr int kOutBytes = kTmaStore ? kBM * kBN * 2 : 0;  // bf16 tile staged for tensor stores
+  static constexpr int kScaleFloats = kScaled ? kBM + 4 : 0;  // 128 activation scales, 2 weight scales, padding
+  static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
+  // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
+  // [expert rows: E x (row0, count)][tile prefix: E + 1 ints]
+  static constexpr int kFixedBytes =
+      kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 2 * 8 * kStages;
+  static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 4 * (groups + 1); }
+  static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 4) / 12; }
+  static_assert(kBN == 256 || kBN == 192, "128 x 256 or 128 x 192 tiles");
+  static_assert(kBN % kBatchN == 0, "whole column batches");
+  static_assert(kElemBytes == 1 || kElemBytes == 2, "fp8 or bf16 operands");
+  static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
+  static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
+  static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
+};
+
+struct WgmmaParams {
+  GroupSource src;
+  device::StatusBlock* status;
+  uint64_t timeout_ns;
+};
+
+using device::GemmTilePos;
+
+// The tile a CTA of the cluster runs for work unit `u`: units are numbered as tiles of
+// kCluster-row-block height (NOTE [grouped GEMM tile order] over units); cluster rank r takes
+// row block kCluster * unit row + r, which may lie past the expert's rows (then it loads and
+// computes, stores nothing, and reads no scales).
+template <class Shape>
+SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int u, int rank, int& e_hint) {
+  GemmTilePos pos = device::locate_gemm_tile(tile_start, groups, n_blocks, Shape::kBand, u, e_hint);
+  pos.mb = pos.mb * Shape::kCluster + rank;
+  return pos;
+}
+
+SYMMOE_DEVICE void advance_stage(int& s, uint32_t& phase, int stages) {
+  if (++s == stages) {
+    s = 0;
+    phase ^= 1;
+  }
+}
+
+// Shared-memory carve-up (NOTE [fp8 wgmma kernel]); the same offsets in every CTA of a
+// cluster, which the weight multicast and the remote stage releases rely on.
+template <class Shape>
+struct Smem {
+  uint8_t* a;
+  uint8_t* b;
+  uint8_t* out;
+  float* scales;
+  uint64_t* full;
+  uint64_t* empty;
+  int2* rows;  // per expert: first row in act / out, rows (0 for invalid tables)
+  int* tile_start;
+  SYMMOE_DEVICE Smem(uint8_t* base, int groups) {
+    a = base;
+    b = a + Shape::kStages * Shape::kABytes;
+    out = b + Shape::kStages * Shape::kBBytes;
+    scales = reinterpret_cast<float*>(out + Shape::kOutBytes);
+    full = reinterpret_cast<uint64_t*>(scales + Shape::kStages * Shape::kScaleFloats);
+    empty = full + Shape::kStages;
+    rows = reinterpret_cast<int2*>(empty + Shape::kStages);
+    tile_start = reinterpret_cast<int*>(rows + groups);
+  }
+  SYMMOE_DEVICE GroupRows expert_rows(int e) const {
+    const int2 v = rows[e];
+    return GroupRows{v.x, v.y};
+  }
+};
+
+// This CTA's walk over the work units: cluster rank, first unit, stride (a CTA is a cluster of
+// one when kCluster = 1). Every CTA of a cluster walks the same units.
+template <class Shape>
+struct UnitWalk {
+  int rank, first, stride;
+  SYMMOE_DEVICE UnitWalk()
+      : rank(Shape::kCluster == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank())),
+        first(Shape::kCluster == 1 ? static_cast<int>(blockIdx.x) : static_cast<int>(device::ptx::cluster_id_x())),
+        stride(Shape::kCluster == 1 ? static_cast<int>(gridDim.x) : static_cast<int>(device::ptx::cluster_count_x())) {}
+};
+
+// K blocks of a tile: the last may run past K (its columns past K arrive as zeros in both
+// operands; fp8 K is a multiple of the block).
+template <class Shape>
+SYMMOE_DEVICE int kblocks_of(const GroupSource& src) {
+  return static_cast<int>((src.k + Shape::kKElems - 1) / Shape::kKElems);
+}
+
+// The fp8 recipe's scales of K block kb into a stage: the 128 activation scales of the tile's
+// rows (zeros for rows past the expert's count) and the tile's two weight-scale blocks (zero
+// for a block past N), one cp.async per float by the 32 lanes of a warp, completing on the
+// stage's full barrier. The [rows, K / 128] layouts are strided: no tensor copy fits them.
+template <class Shape>
+SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRows rows, int64_t m0, int64_t n0,
+                                     int e, int kb, int kblocks, uint64_t* full, int lane) {
+#pragma unroll
+  for (int i = 0; i < kBM / 32; ++i) {
+    const int r = 32 * i + lane;
+    const bool live = m0 + r < rows.count;
+    const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
+    tma::cp_async_4(dst + r, p_src, live);
+  }
+  const int64_t nb0 = n0 / kFp8ScaleBlock;  // first weight-scale block of the tile
+  if (lane < 2) {
+    const float* sb = src.weight_scales + (int64_t{e} * (src.n / kFp8ScaleBlock) + nb0 + lane) * kblocks + kb;
+    tma::cp_async_4(dst + kBM + lane, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
+  }
+  tma::cp_async_arrive_noinc(full);
+}
+
+// Producer warpgroup: thread 0 issues the tensor copies, warp 1 the scale copies (kScaled);
+// the other threads have nothing to do. Returns at the end of the work or on a failed wait.
+template <class Shape>
+SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const GroupSource& src,
+                           const Smem<Shape>& sm, int n_blocks, const device::WaitContext& ctx) {
+  constexpr int kStages = Shape::kStages;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x != 0 && !(Shape::kScaled && warp == 1)) return;
+  const int kblocks = kblocks_of<Shape>(src);
+  const UnitWalk<Shape> walk;
+  int s = 0, e_hint = 0;
+  uint32_t phase = 0;
+  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
+  for (int u = walk.first; u < units; u += walk.stride) {
+    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint);
+    const GroupRows rows = sm.expert_rows(pos.e);
+    const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
+    const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
+    const auto a_row = static_cast<int32_t>(rows.row0 + m0);
+    const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + walk.rank * Shape::kBSliceRows);
+    for (int kb = 0; kb < kblocks; ++kb) {
+      if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
+      const auto k0 = static_cast<int32_t>(kb * Shape::kKElems);
+      if (warp == 0) {
+        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], Shape::kABytes + Shape::kBBytes);
+        tma::load_2d(sm.a + s * Shape::kABytes, &map_act, k0, a_row, &sm.full[s]);
+        uint8_t* b_dst = sm.b + s * Shape::kBBytes + walk.rank * Shape::kBSliceRows * kBK;
+        if constexpr (Shape::kCluster == 1) {
+          tma::load_2d(b_dst, &map_weights, k0, b_row, &sm.full[s]);
+        } else {
+          tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], (1u << Shape::kCluster) - 1);
+        }
+      } else if constexpr (Shape::kScaled) {
+        copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
+                                 &sm.full[s], lane);
+      }
+      advance_stage(s, phase, kStages);
+    }
+  }
+}
+
+// The low descriptor words of stage s's operands for this warpgroup: its 64 activation rows
+// and the stage's first weight row. Broadcast from lane 0, so ptxas knows them warp-uniform,
+// moves them to uniform registers once per K block and derives every batch's and every
+// wgmma's descriptor there (UIADD3), where per-thread values cost two R2UR per descriptor (and
+// a shuffle per batch stalled each wgmma issue: SASS and Nsight Compute checked).
+struct StageDesc {
+  uint32_t a_lo, b_lo;
+};
+
+template <class Shape>
+SYMMOE_DEVICE StageDesc stage_desc(const uint8_t* smem_a, const uint8_t* smem_b, int s, int wg) {
+  return StageDesc{
+      __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0),
+      __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes), 0)};
+}
+
+// One K block's scales for this thread: the activation scales of its rows (sa_lo, sa_hi) and
+
+// The descriptor of batch b's weight rows (kBatchN b .. kBatchN (b + 1) - 1) in the stage.
+template <class Shape>
+SYMMOE_DEVICE uint64_t batch_desc_b(StageDesc sd, int b) {
+  return wgmma::desc_from_lo(sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16));
+}
+
+SYMMOE_DEVICE uint32_t pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // lo in the low half
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// The consumer's view of one output tile.
+struct ConsumerTile {
+  GroupRows rows;
+  int m0;          // first row of the tile within the expert
+  int r_lo, r_hi;  // this thread's rows within the expert
+  int64_t n0;      // first column
+  int batches;     // column batches that start inside N
+};
+
+template <class Shape>
+SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const Smem<Shape>& sm, int n_blocks, int u, int rank,
+                                      int& e_hint, int r_in_tile) {
+  const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint);
+  ConsumerTile c;
+  c.rows = sm.expert_rows(pos.e);
+  c.m0 = pos.mb * kBM;
+  c.r_lo = c.m0 + r_in_tile;
+  c.r_hi = c.r_lo + 8;
+  c.n0 = int64_t{pos.nb} * Shape::kBN;
+  c.batches = static_cast<int>(std::min<int64_t>(Shape::kBatches, (src.n - c.n0 + Shape::kBatchN - 1) / Shape::kBatchN));
+  return c;
+}
+
+// bf16 pairs of one column batch; rows past the expert's count and columns past N not written.
+template <class Shape>
+SYMMOE_DEVICE void store_batch(const float (&acc)[Shape::kBatchN / 2], const ConsumerTile& c, int b, int col_in_tile,
+                               const GroupSource& src) {
+  auto* out = static_cast<__nv_bfloat16*>(src.out);
+  const int64_t col0 = c.n0 + Shape::kBatchN * b;
+  // N is a multiple of 128, so only 192-wide tiles reach past N inside a batch.
+  const int groups = Shape::kBatchN == 128 ? 16 : static_cast<int>(min(int64_t{Shape::kBatchN}, src.n - col0) / 8);
+  if (c.r_lo < c.rows.count) {
+    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_lo) * src.n + col0 + col_in_tile);
+#pragma unroll
+    for (int j = 0; j < Shape::kBatchN / 8; ++j) {
+      if (j < groups) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 0], acc[4 * j + 1]);
+    }
+  }
+  if (c.r_hi < c.rows.count) {
+    auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_hi) * src.n + col0 + col_in_tile);
+#pragma unroll
+    for (int j = 0; j < Shape::kBatchN / 8; ++j) {
+      if (j < groups) o[4 * j] = __floats2bfloat162_rn(acc[4 * j + 2], acc[4 * j + 3]);
+    }
+  }
+}
+
+// NOTE [wgmma tensor-store epilogue]: with kTmaStore a warpgroup whose 64 rows all lie inside
+// the expert stages its 64 x kBN bf16 block in shared memory (its own half of the out tile:
+// blocks of 64 rows x 64 columns, 128-byte rows, 128-byte swizzle, written with
+// stmatrix: the accumulator layout is stmatrix's fragment layout) and one thread stores it
+// with tensor copies, columns past N clipped by the tensor map; the warpgroup goes on to the
+// next tile while the copies run. Before the next staging the same thread waits until the
+// copies have read the staging buffer (bulk_wait_read_all), and at the end until they have
+// completed. A warpgroup with rows past the expert's count (the last row block of an expert)
+// stores directly (store_batch): a tensor copy cannot stop at the count.
+template <class Shape>
+SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kBatches][Shape::kBatchN / 2], const ConsumerTile& c,
+                                  int wg, const CUtensorMap* map_out, uint8_t* out_stage, int src_n) {
+  const int warp_in_wg = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const bool leader = warp_in_wg == 0 && lane == 0;
+  uint8_t* base = out_stage + wg * (64 * Shape::kBN * 2);
+  if (leader) tma::bulk_wait_read_all();
+  wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
+  // stmatrix .x4 over 16 rows x 16 columns: matrices (rows +0, cols +0), (rows +8, cols +0),
+  // (rows +0, cols +8), (rows +8, cols +8); lane 8 k + i addresses row i of matrix k.
+  const int k = lane / 8, i = lane % 8;
+  const int row = 16 * warp_in_wg + i + 8 * (k & 1);
+#pragma unroll
+  for (int h = 0; h < Shape::kBatches; ++h) {
+#pragma unroll
+    for (int j = 0; j < Shape::kBatchN / 8; j += 2) {
+      const int col = Shape::kBatchN * h + 8 * (j + (k >> 1));
+      uint8_t* addr = base + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row & 7)) * 16);
+      const float* a = acc[h];
+      tma::stmatrix_x4(addr, pack_bf16x2(a[4 * j + 0], a[4 * j + 1]),
+                       pack_bf16x2(a[4 * j + 2], a[4 * j + 3]),
+                       pack_bf16x2(a[4 * j + 4], a[4 * j + 5]),
+                       pack_bf16x2(a[4 * j + 6], a[4 * j + 7]));
+    }
+  }
+  tma::fence_proxy_async();
+  wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
+  if (leader) {
+    const auto row0 = static_cast<int32_t>(c.rows.row0 + c.m0 + 64 * wg);
+#pragma unroll
+    for (int b = 0; b < Shape::kBN / 64; ++b) {
+      if (c.n0 + 64 * b >= src_n) break;  // wholly past N
+      tma::store_2d(map_out, static_cast<int32_t>(c.n0 + 64 * b), row0, base + b * 8192);
+    }
+    tma::bulk_commit();
+  }
+}
+
+// The end of a tile: tensor stores when the warpgroup's 64 rows all lie inside the expert,
+// direct stores otherwise; nothing after a failed stage wait (ok false in any thread of the
+// warpgroup, with tensor stores, whose staging synchronizes the warpgroup).
+template <class Shape>
+SYMMOE_DEVICE void store_tile(const float (&acc)[Shape::kBatches][Shape::kBatchN / 2], const ConsumerTile& tile, int wg,
+                              bool ok, const CUtensorMap* map_out, uint8_t* out_stage, const GroupSource& src) {
+  if constexpr (Shape::kTmaStore) {
+    // store_tile_tma synchronizes the warpgroup: whether to store must be its common decision.
+    const bool all_ok = wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok);
+    if (!all_ok) return;
+  }
+  if (!ok) return;
+  if (Shape::kTmaStore && tile.m0 + 64 * (wg + 1) <= tile.rows.count) {
+    store_tile_tma<Shape>(acc, tile, wg, map_out, out_stage, src.n);
+    return;
+  }
+  const int col_in_tile = 2 * (threadIdx.x % 4);
+#pragma unroll
+  for (int h = 0; h < Shape::kBatches; ++h) {
+    if (h > 0 && h >= tile.batches) break;
+    store_batch<Shape>(acc[h], tile, h, col_in_tile, src);
+  }
+}
+
+// Stage s is free again for this warp: one arrival on its empty barrier in every CTA of the
+// cluster (their producers multicast into this CTA's stage s).
+template <class Shape>
+SYMMOE_DEVICE void release_stage(uint64_t* empty) {
+  if constexpr (Shape::kCluster == 1) {
+    tma::mbarrier_arrive(empty);
+  } else {
+#pragma unroll
+    for (int c = 0; c < Shape::kCluster; ++c) tma::mbarrier_arrive_cluster(empty, c);
+  }
+}
+
+// Consumer warpgroups: wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows r and
+// r + 8 with r = 64 wg + 16 (warp % 4) + lane / 4.
+
+// A consumer thread: warpgroup wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows
+// r_in_tile and r_in_tile + 8; the warpgroup's first thread issues its tensor stores.
+struct ConsumerThread {
+  int lane, wg, r_in_tile;
+  bool store_leader;
+  SYMMOE_DEVICE ConsumerThread()
+      : lane(static_cast<int>(threadIdx.x % 32)),
+        wg(static_cast<int>(threadIdx.x / 128) - 1),
+        r_in_tile(64 * wg + 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane / 4),
+        store_leader(threadIdx.x % 128 == 0) {}
+};
+
+template <int kRows, int kCols>
+SYMMOE_DEVICE void zero(float (&a)[kRows][kCols]) {
+#pragma unroll
+  for (int h = 0; h < kRows; ++h) {
+#pragma unroll
+    for (int i = 0; i < kCols; ++i) a[h][i] = 0.f;
+  }
+}
+
+// NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of the same
+// expert and column block and consecutive row blocks (one work unit, locate_tile), so they
+// need the same weight tile each K block: CTA r loads weight rows r * kBSliceRows ..
+// (r + 1) * kBSliceRows - 1 of it and multicasts them into stage s of every CTA of the
+// cluster, at the same offset. Hence:
+//  - each CTA's full barrier expects its own activation bytes plus the whole weight tile
+//    (slices from every CTA; a peer's bytes may land before this CTA's expect-tx, which only
+//    lowers the transaction count of a phase that still lacks its arrivals);
+//  - a producer may refill stage s only when the consumers of every CTA released it: each
+//    consumer warp arrives on stage s's empty barrier in every CTA (kCluster x 8 arrivals);
+//  - the barriers are initialised before any CTA of the cluster runs (cluster_sync after
+//    init), and no CTA exits while a peer may still arrive on its barriers or write its
+//    stages (cluster_sync at the end, reached by every thread, producers included).
+// Every CTA of a cluster walks the same units, so the stage sequence matches across the CTAs.
+//
+// The kernel: Consumer::run(src, sm, n_blocks, &map_out, ctx) is the consumer warpgroups'
+// part (their mainloop and the store_tile calls), Consumer::name() names the kernel in reports.
+template <class Shape, class Consumer>
+__global__ void __launch_bounds__(kThreads, 1)
+    sm90_grouped_gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_act,
+                                   const __grid_constant__ CUtensorMap map_weights,
+                                   const __grid_constant__ CUtensorMap map_out, const WgmmaParams p) {
+  constexpr int kBN = Shape::kBN, kStages = Shape::kStages;
+  const GroupSource& src = p.src;
+  const int groups = src.groups;
+  const int n_blocks = (src.n + kBN - 1) / kBN;
+
+  extern __shared__ uint8_t smem_raw[];
+  // 1024-byte aligned (the 128-byte swizzle's period) by an offset from smem_raw, so the
+  // compiler still sees shared-memory pointers (shared loads, not generic ones).
+  const Smem<Shape> sm(smem_raw + ((1024 - (tma::smem_addr(smem_raw) & 1023)) & 1023), groups);
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // Units per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
+  // reports them.
+  for (int e = tid; e < groups; e += kThreads) {
+    const GroupRows rows = resolve_group_rows(src, e, p.status, blockIdx.x == 0, Consumer::name());
+    sm.rows[e] = make_int2(static_cast<int>(rows.row0), rows.count);  // row0 < 2^31: checked at launch
+    const int m_blocks = (rows.count + kBM - 1) / kBM;
+    sm.tile_start[e + 1] = (m_blocks + Shape::kCluster - 1) / Shape::kCluster * n_blocks;
+  }
+  if (tid == 0) {
+    tma::prefetch_map(&map_act);
+    tma::prefetch_map(&map_weights);
+    if (Shape::kTmaStore) tma::prefetch_map(&map_out);
+    for (int s = 0; s < kStages; ++s) {
+      // the expect-tx arrival (+ the scale warp's lanes)
+      device::bulk::mbarrier_init(&sm.full[s], 1 + (Shape::kScaled ? 32 : 0));
+      device::bulk::mbarrier_init(&sm.empty[s], Shape::kCluster * kConsumerWarps);
+    }
+    device::bulk::fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warp == 0) {
+    int carry = 0;
+    for (int base = 0; base < groups; base += 32) {
+      const int e = base + lane;
+      int v = e < groups ? sm.tile_start[e + 1] : 0;
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int u = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += u;
+      }
+      if (e < groups) sm.tile_start[e + 1] = carry + v;
+      carry += __shfl_sync(0xffffffffu, v, 31);
+    }
+    if (lane == 0) sm.tile_start[0] = 0;
+  }
+  __syncthreads();
+  if constexpr (Shape::kCluster > 1) tma::cluster_sync();
+  const device::WaitContext ctx{p.status, p.timeout_ns, Consumer::name()};
+
+  if (warp < 4) {
+    tma::regs_dec<kProducerRegs>();
+    produce<Shape>(map_act, map_weights, src, sm, n_blocks, ctx);
+  } else {
+    tma::regs_inc<kConsumerRegs>();
+    Consumer::run(src, sm, n_blocks, &map_out, ctx);
+  }
+  if constexpr (Shape::kCluster > 1) tma::cluster_sync();
+}
+
+// 2-D tensor map over a row-major [rows, cols] matrix of `elem_bytes`-byte elements, boxes of
+// box_rows x box_cols (box_cols x elem_bytes = 128 bytes), 128-byte swizzle: the layout
+// desc_lo_k_major_sw128 / desc_from_lo describe for operands, and store_tile_tma stages.
+// Elements past the matrix arrive as zeros.
+inline CUtensorMap make_map_sw128(const void* base, CUtensorMapDataType type, int elem_bytes, int64_t rows,
+                                  int64_t cols, int box_rows, CUtensorMapL2promotion promotion, const char* what) {
+  SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (wgmma): ", what, " has ", rows,
+               " rows; tensor-map coordinates are 32-bit");
+  const DriverApi& drv = driver();
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols * elem_bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult rc = drv.cuTensorMapEncodeTiled(&map, type, 2, const_cast<void*>(base), dims, strides, box,
+                                                 elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                 CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (wgmma): cuTensorMapEncodeTiled for ", what, " failed (CUresult ",
+               static_cast<int>(rc), "; ", rows, " x ", cols, " elements of ", elem_bytes, " bytes at ", base, ")");
+  return map;
+}
+
+// Operand [rows, k] of Shape's element type: boxes of box_rows x one K block.
+template <class Shape>
+CUtensorMap make_operand_map(const void* base, int64_t rows, int64_t k, int box_rows, const char* what) {
+  const CUtensorMapDataType type =
+      Shape::kElemBytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  return make_map_sw128(base, type, Shape::kElemBytes, rows, k, box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, what);
+}
+
+// A launch of blocks of kThreads in 1-D clusters of `cluster` CTAs; `attr` holds the cluster
+// attribute and must outlive the config.
+inline cudaLaunchConfig_t cluster_launch_config(int grid, int cluster, size_t smem, cudaStream_t stream,
+                                                cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid, 1, 1);
+  config.blockDim = dim3(kThreads, 1, 1);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  return config;
+}
+
+// Persistent CTAs for a launch of `kernel` in clusters of `cluster`: the SM budget, in whole
+// clusters, and no more clusters than can be resident at once (GPCs hold whole clusters, so
+// that can be fewer than budget / cluster). Queried once per device and kernel.
+inline int persistent_ctas(const void* kernel, int cluster, int sm_budget, int device) {
+  if (cluster == 1) return std::max(sm_budget, 1);
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> resident;
+  int clusters = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = resident.find({kernel, device});
+    if (it == resident.end()) {
+      cudaLaunchAttribute attr;
+      const cudaLaunchConfig_t config = cluster_launch_config(cluster, cluster, kMaxSmem, nullptr, attr);
+      int n = 0;
+      const cudaError_t rc = cudaOccupancyMaxActiveClusters(&n, kernel, &config);
+      SYMMOE_CHECK(rc == cudaSuccess && n > 0, "grouped GEMM (wgmma): no cluster of ", cluster,
+                   " CTAs fits on device ", device, " (cudaOccupancyMaxActiveClusters: ", cudaGetErrorString(rc),
+                   ", ", n, ")");
+      it = resident.emplace(std::make_pair(kernel, device), n).first;
+    }
+    clusters = it->second;
+  }
+  return std::max(std::min(clusters, sm_budget / cluster), 1) * cluster;
+}
+
+// bf16 output [rows, n]: boxes of 64 rows x 64 columns, what store_tile_tma stages.
+inline CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
+  return make_map_sw128(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, rows, n, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                        "the output");
+}
+
+// Host side of one kernel instance: tensor maps over all experts' rows, persistent CTAs in the
+// SM budget, launch; and its entry for eager loading.
+template <class Shape, class Consumer>
+struct WgmmaLaunch {
+  static const void* kernel() { return reinterpret_cast<const void*>(&sm90_grouped_gemm_wgmma_kernel<Shape, Consumer>); }
+  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+    SYMMOE_CHECK(src.groups <= Shape::max_groups(), "grouped GEMM (", Consumer::name(), "): ", src.groups,
+                 " experts; the tile table in shared memory holds at most ", Shape::max_groups());
+    const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
+    CUtensorMap map_act = make_operand_map<Shape>(src.act, rows, src.k, kBM, "activations");
+    CUtensorMap map_w =
+        make_operand_map<Shape>(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
+    CUtensorMap map_out = Shape::kTmaStore ? make_out_map(src.out, rows, src.n) : CUtensorMap{};
+    WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
+    const void* fn = kernel();
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t config =
+        cluster_launch_config(persistent_ctas(fn, Shape::kCluster, slots.sm_count, slots.device), Shape::kCluster,
+                              Shape::smem_bytes(src.groups), stream, attr);
+    void* args[] = {&map_act, &map_w, &map_out, &params};
+    return cudaLaunchKernelExC(&config, fn, args);
+  }
+  static void append(std::vector<runtime::KernelEntry>& out, const char* name) {
+    out.push_back({name, kernel(), kMaxSmem, -1});
+  }
+};
+
+}  // namespace symmoe::gemm::sm90::wgmma_frame
