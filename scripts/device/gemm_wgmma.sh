@@ -2,7 +2,8 @@
 # Our fp8 wgmma kernel on prebuilt binaries (carry build/release/tools/symmoe and
 # build/release/tests/test_gemm_gpu): the GPU GEMM tests, then fp8 at large M per expert with
 # the wgmma kernel against CUTLASS's large-M tile and the same-run cuBLASLt baselines.
-# Env: TILES (default "wgmma large"), MS (default 1024,4096), EXPERTS (default 8,32), TESTS=0 skips tests,
+# Env: TILES (default "wgmma large"), MS (default 1024,4096), EXPERTS (default 8,32), DTYPE (default fp8;
+# bf16 runs our bf16 wgmma kernel, whose variants are the epilogue only), TESTS=0 skips tests,
 # SYMMOE_TEST_WGMMA_VARIANTS (indices, e.g. "9,11": the wgmma test runs only those besides variant 0),
 # VARIANTS (default "1:tma:0:256:2"): wgmma variants to run, each CLUSTER:EPILOGUE:ORDERED:TILE_N:OVERLAP
 # (the SYMMOE_GEMM_WGMMA_* values; TILE_N and OVERLAP may be left out: 256, 0).
@@ -31,8 +32,8 @@ B=tools/symmoe
           SYMMOE_GEMM_WGMMA_TILE_N=$n SYMMOE_GEMM_WGMMA_OVERLAP=$ov
       fi
       echo "== tile $tag"
-      timeout ${BENCH_TIMEOUT:-240} $B bench gemm --dtype fp8 --tile $t --experts ${EXPERTS:-8,32} --m ${MS:-1024,4096} \
-        --reps ${REPS:-5} --json $OUT/gemm_wgmma_$tag.json 2>&1 | grep -E "^  (gate_up|down|op) |rror|n/a"
+      timeout ${BENCH_TIMEOUT:-240} $B bench gemm --dtype ${DTYPE:-fp8} --tile $t --experts ${EXPERTS:-8,32} --m ${MS:-1024,4096} \
+        --reps ${REPS:-5} --json $OUT/gemm_wgmma_${DTYPE:-fp8}_$tag.json 2>&1 | grep -E "^  (gate_up|down|op) |rror|n/a"
     done
   done
   nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
