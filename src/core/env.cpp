@@ -44,10 +44,11 @@ std::vector<Var> make_registry() {
        "each wgmma batch while the next one runs (two partial-product buffers, batches of 64 "
        "columns, or 96 with 192-wide tiles; needs the tma epilogue, clusters of 1 and free "
        "issue), the wgmmas draining every 1 or 2 K blocks; 3 = as 1 with the activation "
-       "fragments in registers (128 x 256 tiles; experimental), 4 = as 2 with them; 0 = promote "
+       "fragments in registers (128 x 256 tiles; experimental), 4 = as 2 with them, 5 = as 4 "
+       "with one fragment set (a later K block's first batch reads them from shared memory); 0 = promote "
        "each 128-column batch after it is done (the variant clusters of 2 and ordered issue are "
        "built for).",
-       {}, 0, 4},
+       {}, 0, 5},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "256",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): tile width, 256 (two 128-column "
        "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only).",

@@ -92,14 +92,20 @@ namespace {
 // batch b of a 256-wide tile is block b; the 192-wide batch switches block at column
 // 128 - n0 % 128. kOverlap > 0: NOTE [overlapped promotion] — batches of 64 (256-wide tiles)
 // or 96 columns (192) into two partial-product buffers, each promoted while the next batch's
-// wgmmas run; the wgmmas drain every kOverlap K blocks. kARegs: the activation fragments of a
-// K block are loaded into registers once (ldmatrix) and every batch's wgmma takes A from there.
+// wgmmas run; the wgmmas drain every kOverlap K blocks. kAFrags: the activation fragments of a
+// K block are loaded into registers once (ldmatrix) and the batches' wgmmas take A from there:
+// kAFragsPerBlock, one fragment set per K block of a drain (every batch from registers);
+// kAFragsShared, one set for all, so a later K block's first batch reads A from shared memory
+// and the block's fragments are loaded once the previous block's last batch is done.
 constexpr int fp8_batch_n(int bn, int overlap) { return overlap > 0 ? bn / (bn == 256 ? 4 : 2) : (bn == 256 ? 128 : bn); }
 
-template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0, bool kARegs_ = false>
+enum AFrags : int { kAFragsNone = 0, kAFragsPerBlock = 1, kAFragsShared = 2 };
+
+template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0, int kAFrags_ = kAFragsNone>
 struct WgmmaShape : TileShape<kBN_, fp8_batch_n(kBN_, kOverlap_), kStages_, kCluster_, kTmaStore_, 1, true> {
   static constexpr int kOverlap = kOverlap_;
-  static constexpr bool kARegs = kARegs_;
+  static constexpr int kAFrags = kAFrags_;
+  static constexpr bool kARegs = kAFrags != kAFragsNone;
   static_assert(kBK == kFp8ScaleBlock, "one promotion per K block");
   static_assert(kOverlap == 0 || WgmmaShape::kBatches % 2 == 0, "overlapped batches alternate between two buffers");
   static_assert(!kARegs || (kOverlap > 0 && WgmmaShape::kBatchN == 64),
@@ -334,7 +340,8 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   int stage[kN] = {};
   KBlock blk[kN];
-  uint32_t a_frag[Shape::kARegs ? kN : 1][kBK / 32][4];
+  constexpr int kSets = Shape::kAFrags == kAFragsPerBlock ? kN : 1;
+  uint32_t a_frag[kSets][kBK / 32][4];
   // Promote sequence slot kSlot (K block kSlot / kBatches, batch kSlot % kBatches) from its buffer.
   auto promote_slot = [&](auto slot) {
     constexpr int kSlot = decltype(slot)::value, kJ = kSlot / kBatches, kB = kSlot % kBatches;
@@ -345,13 +352,17 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
   };
   for_each_batch<kN * kBatches>([&](auto slot) {
     constexpr int kSlot = decltype(slot)::value, kJ = kSlot / kBatches, kB = kSlot % kBatches;
+    // kAFragsShared: K block kJ > 0 loads the one fragment set after its first batch (A from
+    // shared memory), once the wait below has seen the previous block's last batch done.
+    constexpr bool kLateFrags = Shape::kAFrags == kAFragsShared && kJ > 0;
+    constexpr int kSet = kSets == 1 ? 0 : kJ;
     if constexpr (kB == 0) {
       stage[kJ] = s;
       blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile);
-      if constexpr (Shape::kARegs) load_a_frags<Shape>(a_frag[kJ], sm.a, s, wg);
+      if constexpr (Shape::kARegs && !kLateFrags) load_a_frags<Shape>(a_frag[kSet], sm.a, s, wg);
     }
-    if constexpr (Shape::kARegs) {
-      issue_block_rs<Shape>(part[kSlot % 2], a_frag[kJ], blk[kJ].sd, kB);
+    if constexpr (Shape::kARegs && !(kLateFrags && kB == 0)) {
+      issue_block_rs<Shape>(part[kSlot % 2], a_frag[kSet], blk[kJ].sd, kB);
     } else {
       issue_block<Shape, false>(part[kSlot % 2], blk[kJ].sd, kB);
     }
@@ -359,6 +370,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
     if constexpr (kSlot > 0) {
       wgmma::wait<1>();
       wgmma::fence_operands(part[(kSlot + 1) % 2]);
+      if constexpr (kLateFrags && kB == 0) load_a_frags<Shape>(a_frag[0], sm.a, stage[kJ], wg);
       promote_slot(std::integral_constant<int, kSlot - 1>{});
     }
   });
@@ -448,9 +460,12 @@ using Shape192TmaOverlap = WgmmaShape<192, 4, 1, true, 1>;
 using Shape256TmaOverlap2 = WgmmaShape<256, 3, 1, true, 2>;
 using Shape192TmaOverlap2 = WgmmaShape<192, 4, 1, true, 2>;
 // Activation fragments in registers (SYMMOE_GEMM_WGMMA_OVERLAP=3): 256-wide, drain every K block.
-using Shape256TmaOverlapRegs = WgmmaShape<256, 3, 1, true, 1, true>;
+using Shape256TmaOverlapRegs = WgmmaShape<256, 3, 1, true, 1, kAFragsPerBlock>;
 // The same, draining every 2 K blocks (two fragment sets: SYMMOE_GEMM_WGMMA_OVERLAP=4).
-using Shape256TmaOverlap2Regs = WgmmaShape<256, 3, 1, true, 2, true>;
+using Shape256TmaOverlap2Regs = WgmmaShape<256, 3, 1, true, 2, kAFragsPerBlock>;
+// One fragment set, draining every 2 K blocks (SYMMOE_GEMM_WGMMA_OVERLAP=5): the second K
+// block's first batch reads A from shared memory.
+using Shape256TmaOverlap2Shared = WgmmaShape<256, 3, 1, true, 2, kAFragsShared>;
 
 WorkspaceBytes wgmma_workspace(int, int) { return {}; }
 
@@ -464,6 +479,11 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
                  "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1|2|3) is built with the "
                  "tma epilogue, clusters of 1 and free issue only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, "
                  "SYMMOE_GEMM_WGMMA_CLUSTER=1, SYMMOE_GEMM_WGMMA_ORDERED=0)");
+    if (overlap == 5) {
+      SYMMOE_CHECK(width == 256, "grouped GEMM (fp8 wgmma): SYMMOE_GEMM_WGMMA_OVERLAP=5 (activation fragments in "
+                   "registers) is built for 128 x 256 tiles only (SYMMOE_GEMM_WGMMA_TILE_N=256)");
+      return WgmmaConfig<Shape256TmaOverlap2Shared>::launch(src, slots, stream);
+    }
     if (overlap == 4) {
       SYMMOE_CHECK(width == 256, "grouped GEMM (fp8 wgmma): SYMMOE_GEMM_WGMMA_OVERLAP=4 (activation fragments in "
                    "registers) is built for 128 x 256 tiles only (SYMMOE_GEMM_WGMMA_TILE_N=256)");
@@ -512,6 +532,8 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   WgmmaConfig<Shape192TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap2");
   WgmmaConfig<Shape256TmaOverlapRegs>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap_aregs");
   WgmmaConfig<Shape256TmaOverlap2Regs>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2_aregs");
+  WgmmaConfig<Shape256TmaOverlap2Shared>::append(out,
+                                                 "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2_aregs_shared");
 }
 
 }  // namespace

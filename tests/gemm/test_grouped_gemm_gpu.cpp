@@ -325,7 +325,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "1", "192", "0"},    {"1", "tma", "0", "256", "1"},
                               {"1", "tma", "0", "192", "1"},    {"1", "tma", "0", "256", "2"},
                               {"1", "tma", "0", "192", "2"},    {"1", "tma", "0", "256", "3"},
-                              {"1", "tma", "0", "256", "4"}};
+                              {"1", "tma", "0", "256", "4"},    {"1", "tma", "0", "256", "5"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
            ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ") ";
