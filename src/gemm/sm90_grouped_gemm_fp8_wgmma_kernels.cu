@@ -1,5 +1,7 @@
 // Grouped GEMM, fp8 with DeepSeek-V3 block scales, large M: our own warp-specialized,
-// persistent wgmma/TMA kernel (no CUTLASS).
+// persistent wgmma/TMA kernel (no CUTLASS). This file holds its consumer mainloops (promotion,
+// overlap, issue order) and shapes; the frame they run in — stages, producer, tile walk,
+// epilogue, launch — is sm90_grouped_gemm_wgmma_frame.cuh, shared with the bf16 kernel.
 //
 // NOTE [fp8 wgmma kernel]: a CTA of three warpgroups runs one 128 x 256 output tile at a time,
 // over every expert's tiles in one persistent grid:
