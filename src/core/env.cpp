@@ -27,7 +27,7 @@ std::vector<Var> make_registry() {
        "Commit recorded in result files (JSON) in place of the one baked in at configure time; "
        "for builds from a tree without git metadata."},
       {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
-       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
+       "grouped GEMM, own wgmma kernels (--tile wgmma, fp8 and bf16): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",
        {}, 1, 2},
       {"SYMMOE_GEMM_WGMMA_EPILOGUE", Type::kChoice, "tma",

@@ -82,22 +82,31 @@ struct Bf16Consumer {
 };
 
 // 128 x 256 bf16 tiles: 3 stages of 48 KiB and the 64 KiB staged output tile (tensor stores),
-// or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct).
-using Bf16Shape256Tma = TileShape<256, 256, 3, 1, true, 2, false>;
-using Bf16Shape256 = TileShape<256, 256, 4, 1, false, 2, false>;
-using Bf16Tma = WgmmaLaunch<Bf16Shape256Tma, Bf16Consumer<Bf16Shape256Tma>>;
-using Bf16Direct = WgmmaLaunch<Bf16Shape256, Bf16Consumer<Bf16Shape256>>;
+// or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct); in clusters of 2 CTAs
+// sharing each weight tile (SYMMOE_GEMM_WGMMA_CLUSTER=2, NOTE [wgmma weight multicast]).
+template <int kStages, int kCluster, bool kTmaStore>
+using Bf16Launch = WgmmaLaunch<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false>,
+                               Bf16Consumer<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false>>>;
+using Bf16Tma = Bf16Launch<3, 1, true>;
+using Bf16Direct = Bf16Launch<4, 1, false>;
+using Bf16PairTma = Bf16Launch<3, 2, true>;
+using Bf16PairDirect = Bf16Launch<4, 2, false>;
 
 WorkspaceBytes bf16_wgmma_workspace(int, int) { return {}; }
 
 cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-  return env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma" ? Bf16Tma::launch(src, slots, stream)
-                                                                 : Bf16Direct::launch(src, slots, stream);
+  const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
+  if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) {
+    return tma_store ? Bf16PairTma::launch(src, slots, stream) : Bf16PairDirect::launch(src, slots, stream);
+  }
+  return tma_store ? Bf16Tma::launch(src, slots, stream) : Bf16Direct::launch(src, slots, stream);
 }
 
 void bf16_wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   Bf16Tma::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_tma_store");
   Bf16Direct::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256");
+  Bf16PairTma::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2_tma_store");
+  Bf16PairDirect::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2");
 }
 
 }  // namespace

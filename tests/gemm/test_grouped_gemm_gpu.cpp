@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/device_array.hpp"
@@ -393,15 +394,17 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
 // The bf16 wgmma kernel (NOTE [bf16 wgmma kernel]): K not a multiple of its 64-wide blocks (the
 // last block's columns past K arrive as zeros), N not a multiple of 256 or even 64 (tensor
 // stores clipped at N, direct stores per 8 columns), the stage ring wrapping across tiles on
-// 3 SMs, more than 32 experts, rows past the count next to full row blocks, both epilogues and
-// layouts; integer inputs exact; an invalid count reported naming the expert.
+// 3 SMs, more than 32 experts, rows past the count next to full row blocks (a cluster pair's
+// second tile past the rows), both epilogues, clusters of 1 and 2 and both layouts; integer
+// inputs exact; an invalid count reported naming the expert.
 TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   uint64_t seed = 700;
-  for (const char* epilogue : {"tma", "direct"}) {
+  for (const auto& [epilogue, cluster] : {std::pair{"tma", "1"}, {"direct", "1"}, {"tma", "2"}, {"direct", "2"}}) {
     const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
-    const std::string ep = std::string(epilogue) + " epilogue ";
+    const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", cluster);
+    const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ": ";
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
       const std::string what = ep + name(layout);
       const HostCase odd = make_case(GemmDtype::kBF16, layout, 6, 328, 1000, 300, false, seed++);

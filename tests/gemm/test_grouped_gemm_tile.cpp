@@ -20,7 +20,7 @@ TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTilesAndWgmmaForLarg
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 7168, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 65, 32, 4096, 132).tile, GemmTile::kLargeM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 64, 32, 4096, 132).tile, GemmTile::kSmallM);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 511, 8, 4096, 132).tile, GemmTile::kLargeM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kWgmmaMinM - 1, 8, 4096, 132).tile, GemmTile::kLargeM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kWgmmaMinM, 8, 4096, 132).tile, GemmTile::kWgmma);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 8, 4096, 132).tile, GemmTile::kWgmma);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 1024, 8, 4096, 132).tile, GemmTile::kLargeM);

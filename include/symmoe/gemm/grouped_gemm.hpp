@@ -18,10 +18,12 @@ namespace symmoe::gemm {
 // where 128-row tiles would be mostly padding. kDecode (fp8 only): our weight-streaming kernel
 // for up to 8 rows per expert (mma.sync fragments loaded straight from global memory, no
 // argument builder; NOTE [fp8 decode kernel]); correct for any count, in passes of up to 32.
-// kWgmma (fp8 only): our warp-specialized persistent wgmma/TMA kernel, 128x256 tiles (128x192
+// kWgmma: our warp-specialized persistent wgmma/TMA kernel, 128x256 tiles (128x192
 // with SYMMOE_GEMM_WGMMA_TILE_N=192), two consumer warpgroups, promotion per 128-wide K block
 // overlapped with the next wgmma batch, tensor-store epilogue (NOTE [fp8 wgmma kernel]); kAuto
-// takes it for fp8 from kWgmmaMinM rows per expert (1.01-1.22x kLargeM at 1024-4096 rows).
+// takes it for fp8 from kWgmmaMinM rows per expert (1.05-1.13x kLargeM at 256 rows, 1.01-1.22x
+// at 1024-4096). With bf16 operands (NOTE [bf16 wgmma kernel]): level with kLargeM's 128x256
+// tile (0.96-1.09x), chosen only on request.
 enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma };
 
 struct TileChoice {
@@ -36,11 +38,11 @@ struct TileChoice {
 // there the decode kernel's lower fixed cost wins; with many, CUTLASS's wgmma stream does).
 // Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
 // `sm_count` SMs without a tile; else kLargeM — for fp8 from kWgmmaMinM rows per expert our
-// wgmma kernel (kWgmma) instead, which beats CUTLASS's 128x128 tile at 1024 and 4096 rows
-// (bench/RESULTS.md; below that it was not measured against it).
+// wgmma kernel (kWgmma) instead, which beats CUTLASS's 128x128 tile at 256, 1024 and 4096 rows
+// (bench/RESULTS.md; below 256 it was not measured against it).
 inline constexpr int kDecodeMaxM = 8;
 inline constexpr int kDecodeMaxWaves = 4;
-inline constexpr int kWgmmaMinM = 512;
+inline constexpr int kWgmmaMinM = 256;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
