@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One grouped-GEMM launch under Nsight Compute (prebuilt binaries; carry build/release/tools/symmoe).
-# Env: KERNEL (regex, default wgmma), TILE (default wgmma), OP (gate_up), M (4096), E (8),
+# Env: KERNEL (regex, default wgmma), TILE (default wgmma), DTYPE (fp8), OP (gate_up), M (4096), E (8),
 # SECTIONS (default: speed of light, compute, memory, warp state, source counters, occupancy;
 # "full" = --set full), SKIP (launches to skip, default 0: the eager warm-up launch), TAG
 # (output name, default TILE).
@@ -15,7 +15,7 @@ if [ "$S" = full ]; then args=(--set full); else for s in $S; do args+=(--sectio
 tag=${TAG:-${TILE:-wgmma}}
 timeout ${NCU_TIMEOUT:-300} ncu --clock-control none --kernel-name "regex:${KERNEL:-wgmma}" --launch-skip ${SKIP:-0} \
   --launch-count 1 "${args[@]}" --export $OUT/ncu_$tag \
-  tools/symmoe bench gemm --dtype fp8 --tile ${TILE:-wgmma} --op ${OP:-gate_up} --experts ${E:-8} --m ${M:-4096} \
+  tools/symmoe bench gemm --dtype ${DTYPE:-fp8} --tile ${TILE:-wgmma} --op ${OP:-gate_up} --experts ${E:-8} --m ${M:-4096} \
   --reps 1 --per-graph 1 --no-baseline > $OUT/ncu_$tag.log 2>&1
 ncu --import $OUT/ncu_$tag.ncu-rep --print-details all > $OUT/ncu_$tag.txt 2>&1
 ncu --import $OUT/ncu_$tag.ncu-rep --page raw --csv > $OUT/ncu_${tag}_raw.csv 2>&1
