@@ -27,9 +27,14 @@ std::vector<Var> make_registry() {
        "Commit recorded in result files (JSON) in place of the one baked in at configure time; "
        "for builds from a tree without git metadata."},
       {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
-       "grouped GEMM, own wgmma kernels (--tile wgmma, fp8 and bf16): CTAs per cluster; 2 runs pairs of "
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",
        {}, 1, 2},
+      {"SYMMOE_GEMM_WGMMA_BF16_CLUSTER", Type::kInt, "0",
+       "bf16 grouped GEMM, own wgmma kernel (--tile wgmma, and auto from 256 rows per expert): CTAs "
+       "per cluster, 2 = pairs of row blocks sharing (multicasting) each weight tile; 0 = 2 when "
+       "more than 128 rows per expert are expected, else 1.",
+       {}, 0, 2},
       {"SYMMOE_GEMM_WGMMA_EPILOGUE", Type::kChoice, "tma",
        "grouped GEMM, own wgmma kernels (--tile wgmma, fp8 and bf16): how output tiles reach memory: "
        "direct (bf16 pairs stored from registers, 4 pipeline stages) or tma (staged in shared "

@@ -83,7 +83,9 @@ struct Bf16Consumer {
 
 // 128 x 256 bf16 tiles: 3 stages of 48 KiB and the 64 KiB staged output tile (tensor stores),
 // or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct); in clusters of 2 CTAs
-// sharing each weight tile (SYMMOE_GEMM_WGMMA_CLUSTER=2, NOTE [wgmma weight multicast]).
+// sharing each weight tile (NOTE [wgmma weight multicast]) where an expert is expected to have
+// two row blocks or more (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=0), or as set (1, 2): with one row
+// block the pair's second CTA would only compute rows past the count.
 template <int kStages, int kCluster, bool kTmaStore>
 using Bf16Launch = WgmmaLaunch<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false>,
                                Bf16Consumer<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false>>>;
@@ -96,7 +98,8 @@ WorkspaceBytes bf16_wgmma_workspace(int, int) { return {}; }
 
 cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
-  if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) {
+  const int64_t cluster = env::get_int("SYMMOE_GEMM_WGMMA_BF16_CLUSTER");
+  if (cluster == 2 || (cluster == 0 && src.expected_m > kBM)) {
     return tma_store ? Bf16PairTma::launch(src, slots, stream) : Bf16PairDirect::launch(src, slots, stream);
   }
   return tma_store ? Bf16Tma::launch(src, slots, stream) : Bf16Direct::launch(src, slots, stream);

@@ -403,7 +403,7 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   uint64_t seed = 700;
   for (const auto& [epilogue, cluster] : {std::pair{"tma", "1"}, {"direct", "1"}, {"tma", "2"}, {"direct", "2"}}) {
     const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
-    const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", cluster);
+    const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", cluster);
     const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ": ";
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
       const std::string what = ep + name(layout);
