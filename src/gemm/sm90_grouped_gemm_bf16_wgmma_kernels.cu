@@ -86,19 +86,27 @@ struct Bf16Consumer {
 // sharing each weight tile (NOTE [wgmma weight multicast]) where an expert is expected to have
 // two row blocks or more (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=0), or as set (1, 2): with one row
 // block the pair's second CTA would only compute rows past the count.
-template <int kStages, int kCluster, bool kTmaStore>
-using Bf16Launch = WgmmaLaunch<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false>,
-                               Bf16Consumer<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false>>>;
+template <int kStages, int kCluster, bool kTmaStore, int kClusterN = 1>
+using Bf16Launch = WgmmaLaunch<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false, kClusterN>,
+                               Bf16Consumer<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false, kClusterN>>>;
 using Bf16Tma = Bf16Launch<3, 1, true>;
 using Bf16Direct = Bf16Launch<4, 1, false>;
 using Bf16PairTma = Bf16Launch<3, 2, true>;
 using Bf16PairDirect = Bf16Launch<4, 2, false>;
+// 2 x 2 clusters: weight tiles shared down pairs of row blocks, activation tiles across pairs
+// of column blocks (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=4).
+using Bf16QuadTma = Bf16Launch<3, 2, true, 2>;
+using Bf16QuadDirect = Bf16Launch<4, 2, false, 2>;
 
 WorkspaceBytes bf16_wgmma_workspace(int, int) { return {}; }
 
 cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
   const int64_t cluster = env::get_int("SYMMOE_GEMM_WGMMA_BF16_CLUSTER");
+  SYMMOE_CHECK(cluster != 3, "SYMMOE_GEMM_WGMMA_BF16_CLUSTER = 3: 0 (by rows per expert), 1, 2 or 4");
+  if (cluster == 4) {
+    return tma_store ? Bf16QuadTma::launch(src, slots, stream) : Bf16QuadDirect::launch(src, slots, stream);
+  }
   if (cluster == 2 || (cluster == 0 && src.expected_m > kBM)) {
     return tma_store ? Bf16PairTma::launch(src, slots, stream) : Bf16PairDirect::launch(src, slots, stream);
   }
@@ -110,6 +118,8 @@ void bf16_wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   Bf16Direct::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256");
   Bf16PairTma::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2_tma_store");
   Bf16PairDirect::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2");
+  Bf16QuadTma::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2x2_tma_store");
+  Bf16QuadDirect::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2x2");
 }
 
 }  // namespace

@@ -47,23 +47,29 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // column batches of kBatchN (acc[kBatches][kBatchN / 2] per thread, wgmma's accumulator
 // layout), operands of kElemBytes-byte elements, K blocks of kBK bytes (kKElems elements) in
 // kStages shared-memory stages. kScaled: the producer also stages the K block's 128 activation
-// scales and 2 weight scales (the fp8 recipe). kCluster CTAs (a 1-D cluster) run the tiles of
-// kCluster consecutive row blocks of one column block together and share its weight tile (NOTE
-// [wgmma weight multicast]).
-template <int kBN_, int kBatchN_, int kStages_, int kCluster_, bool kTmaStore_, int kElemBytes_, bool kScaled_>
+// scales and 2 weight scales (the fp8 recipe). A cluster of kCluster x kClusterN CTAs (1-D,
+// rank = rm + kCluster rn) runs the tiles of kCluster consecutive row blocks and kClusterN
+// consecutive column blocks together: CTAs of one column block share its weight tile, CTAs of
+// one row block its activation tile (NOTE [wgmma weight multicast]).
+template <int kBN_, int kBatchN_, int kStages_, int kCluster_, bool kTmaStore_, int kElemBytes_, bool kScaled_,
+          int kClusterN_ = 1>
 struct TileShape {
   static constexpr int kBN = kBN_;
   static constexpr int kBatchN = kBatchN_;
   static constexpr int kBatches = kBN / kBatchN;
   static constexpr int kStages = kStages_;
-  static constexpr int kCluster = kCluster_;
+  static constexpr int kCluster = kCluster_;    // CTAs along M (sharing weight tiles)
+  static constexpr int kClusterN = kClusterN_;  // CTAs along N (sharing activation tiles)
+  static constexpr int kCtas = kCluster * kClusterN;
+  static constexpr int kWriters = kCluster + kClusterN - 1;  // CTAs whose copies land in a CTA's stages
   static constexpr bool kTmaStore = kTmaStore_;
   static constexpr int kElemBytes = kElemBytes_;
   static constexpr int kKElems = kBK / kElemBytes;  // K elements per K block
   static constexpr bool kScaled = kScaled_;
   static constexpr int kABytes = kBM * kBK;
   static constexpr int kBBytes = kBN * kBK;
-  static constexpr int kBSliceRows = kBN / kCluster;  // weight rows each CTA of the cluster loads
+  static constexpr int kBSliceRows = kBN / kCluster;   // weight rows each CTA of a column block loads
+  static constexpr int kASliceRows = kBM / kClusterN;  // activation rows each CTA of a row block loads
   static constexpr int kOutBytes = kTmaStore ? kBM * kBN * 2 : 0;  // bf16 tile staged for tensor stores
   static constexpr int kScaleFloats = kScaled ? kBM + 4 : 0;  // 128 activation scales, 2 weight scales, padding
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
@@ -76,8 +82,9 @@ struct TileShape {
   static_assert(kBN == 256 || kBN == 192, "128 x 256 or 128 x 192 tiles");
   static_assert(kBN % kBatchN == 0, "whole column batches");
   static_assert(kElemBytes == 1 || kElemBytes == 2, "fp8 or bf16 operands");
-  static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs");
+  static_assert(kCtas == 1 || kCtas == 2 || kCtas == 4, "cluster of 1, 2 or 4 CTAs");
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
+  static_assert(kASliceRows % 8 == 0 && (kASliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
 };
 
@@ -89,14 +96,23 @@ struct WgmmaParams {
 
 using device::GemmTilePos;
 
+// Column units of a tile walk: groups of kClusterN column blocks.
+template <class Shape>
+SYMMOE_HOST_DEVICE int column_units(int n_blocks) {
+  return (n_blocks + Shape::kClusterN - 1) / Shape::kClusterN;
+}
+
 // The tile a CTA of the cluster runs for work unit `u`: units are numbered as tiles of
-// kCluster-row-block height (NOTE [grouped GEMM tile order] over units); cluster rank r takes
-// row block kCluster * unit row + r, which may lie past the expert's rows (then it loads and
-// computes, stores nothing, and reads no scales).
+// kCluster row blocks x kClusterN column blocks (NOTE [grouped GEMM tile order] over units);
+// cluster rank rm + kCluster rn takes row block kCluster * unit row + rm and column block
+// kClusterN * unit column + rn, which may lie past the expert's rows or past N (then it loads
+// and computes, stores nothing, and reads no scales: its copies feed its cluster peers).
 template <class Shape>
 SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int u, int rank, int& e_hint) {
-  GemmTilePos pos = device::locate_gemm_tile(tile_start, groups, n_blocks, Shape::kBand, u, e_hint);
-  pos.mb = pos.mb * Shape::kCluster + rank;
+  GemmTilePos pos =
+      device::locate_gemm_tile(tile_start, groups, column_units<Shape>(n_blocks), Shape::kBand, u, e_hint);
+  pos.mb = pos.mb * Shape::kCluster + rank % Shape::kCluster;
+  pos.nb = pos.nb * Shape::kClusterN + rank / Shape::kCluster;
   return pos;
 }
 
@@ -136,15 +152,32 @@ struct Smem {
 };
 
 // This CTA's walk over the work units: cluster rank, first unit, stride (a CTA is a cluster of
-// one when kCluster = 1). Every CTA of a cluster walks the same units.
+// one when kCtas = 1). Every CTA of a cluster walks the same units.
 template <class Shape>
 struct UnitWalk {
   int rank, first, stride;
   SYMMOE_DEVICE UnitWalk()
-      : rank(Shape::kCluster == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank())),
-        first(Shape::kCluster == 1 ? static_cast<int>(blockIdx.x) : static_cast<int>(device::ptx::cluster_id_x())),
-        stride(Shape::kCluster == 1 ? static_cast<int>(gridDim.x) : static_cast<int>(device::ptx::cluster_count_x())) {}
+      : rank(Shape::kCtas == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank())),
+        first(Shape::kCtas == 1 ? static_cast<int>(blockIdx.x) : static_cast<int>(device::ptx::cluster_id_x())),
+        stride(Shape::kCtas == 1 ? static_cast<int>(gridDim.x) : static_cast<int>(device::ptx::cluster_count_x())) {}
 };
+
+// Cluster ranks as masks: the CTAs of this CTA's row block (they share its activation tile)
+// and of its column block (they share its weight tile).
+template <class Shape>
+SYMMOE_DEVICE uint16_t row_block_peers(int rank) {
+  uint16_t mask = 0;
+#pragma unroll
+  for (int j = 0; j < Shape::kClusterN; ++j) mask |= 1u << (rank % Shape::kCluster + Shape::kCluster * j);
+  return mask;
+}
+template <class Shape>
+SYMMOE_DEVICE uint16_t column_block_peers(int rank) {
+  uint16_t mask = 0;
+#pragma unroll
+  for (int j = 0; j < Shape::kCluster; ++j) mask |= 1u << (j + Shape::kCluster * (rank / Shape::kCluster));
+  return mask;
+}
 
 // K blocks of a tile: the last may run past K (its columns past K arrive as zeros in both
 // operands; fp8 K is a multiple of the block).
@@ -193,19 +226,25 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     const GroupRows rows = sm.expert_rows(pos.e);
     const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
     const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
-    const auto a_row = static_cast<int32_t>(rows.row0 + m0);
-    const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + walk.rank * Shape::kBSliceRows);
+    const int rm = walk.rank % Shape::kCluster, rn = walk.rank / Shape::kCluster;
+    const auto a_row = static_cast<int32_t>(rows.row0 + m0 + rn * Shape::kASliceRows);
+    const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
     for (int kb = 0; kb < kblocks; ++kb) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
       const auto k0 = static_cast<int32_t>(kb * Shape::kKElems);
       if (warp == 0) {
         device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], Shape::kABytes + Shape::kBBytes);
-        tma::load_2d(sm.a + s * Shape::kABytes, &map_act, k0, a_row, &sm.full[s]);
-        uint8_t* b_dst = sm.b + s * Shape::kBBytes + walk.rank * Shape::kBSliceRows * kBK;
+        uint8_t* a_dst = sm.a + s * Shape::kABytes + rn * Shape::kASliceRows * kBK;
+        if constexpr (Shape::kClusterN == 1) {
+          tma::load_2d(a_dst, &map_act, k0, a_row, &sm.full[s]);
+        } else {
+          tma::load_2d_multicast(a_dst, &map_act, k0, a_row, &sm.full[s], row_block_peers<Shape>(walk.rank));
+        }
+        uint8_t* b_dst = sm.b + s * Shape::kBBytes + rm * Shape::kBSliceRows * kBK;
         if constexpr (Shape::kCluster == 1) {
           tma::load_2d(b_dst, &map_weights, k0, b_row, &sm.full[s]);
         } else {
-          tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], (1u << Shape::kCluster) - 1);
+          tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], column_block_peers<Shape>(walk.rank));
         }
       } else if constexpr (Shape::kScaled) {
         copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
@@ -363,15 +402,20 @@ SYMMOE_DEVICE void store_tile(const float (&acc)[Shape::kBatches][Shape::kBatchN
   }
 }
 
-// Stage s is free again for this warp: one arrival on its empty barrier in every CTA of the
-// cluster (their producers multicast into this CTA's stage s).
+// Stage s is free again for this warp: one arrival on its empty barrier in every CTA whose
+// producer copies into this CTA's stage s — the CTAs of its row block and of its column block
+// (kWriters of them, itself included).
 template <class Shape>
 SYMMOE_DEVICE void release_stage(uint64_t* empty) {
-  if constexpr (Shape::kCluster == 1) {
+  if constexpr (Shape::kCtas == 1) {
     tma::mbarrier_arrive(empty);
   } else {
+    const int rank = static_cast<int>(device::ptx::cluster_rank());
+    const uint32_t writers = row_block_peers<Shape>(rank) | column_block_peers<Shape>(rank);
 #pragma unroll
-    for (int c = 0; c < Shape::kCluster; ++c) tma::mbarrier_arrive_cluster(empty, c);
+    for (int c = 0; c < Shape::kCtas; ++c) {
+      if (writers & (1u << c)) tma::mbarrier_arrive_cluster(empty, c);
+    }
   }
 }
 
@@ -399,16 +443,21 @@ SYMMOE_DEVICE void zero(float (&a)[kRows][kCols]) {
   }
 }
 
-// NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of the same
-// expert and column block and consecutive row blocks (one work unit, locate_tile), so they
-// need the same weight tile each K block: CTA r loads weight rows r * kBSliceRows ..
-// (r + 1) * kBSliceRows - 1 of it and multicasts them into stage s of every CTA of the
-// cluster, at the same offset. Hence:
-//  - each CTA's full barrier expects its own activation bytes plus the whole weight tile
-//    (slices from every CTA; a peer's bytes may land before this CTA's expect-tx, which only
-//    lowers the transaction count of a phase that still lacks its arrivals);
-//  - a producer may refill stage s only when the consumers of every CTA released it: each
-//    consumer warp arrives on stage s's empty barrier in every CTA (kCluster x 8 arrivals);
+// NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of one
+// expert, kCluster consecutive row blocks x kClusterN consecutive column blocks (one work
+// unit, locate_tile); CTA rank rm + kCluster rn runs row block rm and column block rn of it.
+// The CTAs of a column block need the same weight tile each K block: CTA (rm, rn) loads
+// weight rows rm * kBSliceRows .. (rm + 1) * kBSliceRows - 1 of it and multicasts them into
+// stage s of every CTA of that column block, at the same offset; likewise (kClusterN > 1)
+// activation rows rn * kASliceRows .. of its row block's tile into every CTA of the row block.
+// Hence:
+//  - each CTA's full barrier expects the whole activation and weight tiles (slices from its
+//    peers; a peer's bytes may land before this CTA's expect-tx, which only lowers the
+//    transaction count of a phase that still lacks its arrivals);
+//  - a producer may refill stage s only when the consumers of every CTA it copies into
+//    released it: each consumer warp arrives on stage s's empty barrier in every CTA that
+//    copies into its own (its row block's and column block's CTAs: kWriters x 8 arrivals; the
+//    relation is symmetric, so that is also the set each producer waits for);
 //  - the barriers are initialised before any CTA of the cluster runs (cluster_sync after
 //    init), and no CTA exits while a peer may still arrive on its barriers or write its
 //    stages (cluster_sync at the end, reached by every thread, producers included).
@@ -438,7 +487,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const GroupRows rows = resolve_group_rows(src, e, p.status, blockIdx.x == 0, Consumer::name());
     sm.rows[e] = make_int2(static_cast<int>(rows.row0), rows.count);  // row0 < 2^31: checked at launch
     const int m_blocks = (rows.count + kBM - 1) / kBM;
-    sm.tile_start[e + 1] = (m_blocks + Shape::kCluster - 1) / Shape::kCluster * n_blocks;
+    sm.tile_start[e + 1] = (m_blocks + Shape::kCluster - 1) / Shape::kCluster * column_units<Shape>(n_blocks);
   }
   if (tid == 0) {
     tma::prefetch_map(&map_act);
@@ -447,7 +496,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       // the expect-tx arrival (+ the scale warp's lanes)
       device::bulk::mbarrier_init(&sm.full[s], 1 + (Shape::kScaled ? 32 : 0));
-      device::bulk::mbarrier_init(&sm.empty[s], Shape::kCluster * kConsumerWarps);
+      device::bulk::mbarrier_init(&sm.empty[s], Shape::kWriters * kConsumerWarps);
     }
     device::bulk::fence_mbarrier_init();
   }
@@ -468,7 +517,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (lane == 0) sm.tile_start[0] = 0;
   }
   __syncthreads();
-  if constexpr (Shape::kCluster > 1) tma::cluster_sync();
+  if constexpr (Shape::kCtas > 1) tma::cluster_sync();
   const device::WaitContext ctx{p.status, p.timeout_ns, Consumer::name()};
 
   if (warp < 4) {
@@ -478,7 +527,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     tma::regs_inc<kConsumerRegs>();
     Consumer::run(src, sm, n_blocks, &map_out, ctx);
   }
-  if constexpr (Shape::kCluster > 1) tma::cluster_sync();
+  if constexpr (Shape::kCtas > 1) tma::cluster_sync();
 }
 
 // 2-D tensor map over a row-major [rows, cols] matrix of `elem_bytes`-byte elements, boxes of
@@ -570,7 +619,7 @@ struct WgmmaLaunch {
     SYMMOE_CHECK(src.groups <= Shape::max_groups(), "grouped GEMM (", Consumer::name(), "): ", src.groups,
                  " experts; the tile table in shared memory holds at most ", Shape::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
-    CUtensorMap map_act = make_operand_map<Shape>(src.act, rows, src.k, kBM, "activations");
+    CUtensorMap map_act = make_operand_map<Shape>(src.act, rows, src.k, Shape::kASliceRows, "activations");
     CUtensorMap map_w =
         make_operand_map<Shape>(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
     CUtensorMap map_out = Shape::kTmaStore ? make_out_map(src.out, rows, src.n) : CUtensorMap{};
@@ -578,7 +627,7 @@ struct WgmmaLaunch {
     const void* fn = kernel();
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t config =
-        cluster_launch_config(persistent_ctas(fn, Shape::kCluster, slots.sm_count, slots.device), Shape::kCluster,
+        cluster_launch_config(persistent_ctas(fn, Shape::kCtas, slots.sm_count, slots.device), Shape::kCtas,
                               Shape::smem_bytes(src.groups), stream, attr);
     void* args[] = {&map_act, &map_w, &map_out, &params};
     return cudaLaunchKernelExC(&config, fn, args);

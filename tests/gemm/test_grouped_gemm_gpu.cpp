@@ -395,13 +395,15 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
 // last block's columns past K arrive as zeros), N not a multiple of 256 or even 64 (tensor
 // stores clipped at N, direct stores per 8 columns), the stage ring wrapping across tiles on
 // 3 SMs, more than 32 experts, rows past the count next to full row blocks (a cluster pair's
-// second tile past the rows), both epilogues, clusters of 1 and 2 and both layouts; integer
+// second tile past the rows; a 2 x 2 cluster's column blocks past N), both epilogues, clusters
+// of 1, 2 and 2 x 2 and both layouts; integer
 // inputs exact; an invalid count reported naming the expert.
 TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   uint64_t seed = 700;
-  for (const auto& [epilogue, cluster] : {std::pair{"tma", "1"}, {"direct", "1"}, {"tma", "2"}, {"direct", "2"}}) {
+  for (const auto& [epilogue, cluster] :
+       {std::pair{"tma", "1"}, {"direct", "1"}, {"tma", "2"}, {"direct", "2"}, {"tma", "4"}, {"direct", "4"}}) {
     const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
     const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", cluster);
     const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ": ";
