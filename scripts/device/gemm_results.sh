@@ -2,7 +2,9 @@
 # The grouped GEMM's GPU tests and result benchmarks on prebuilt binaries (carry
 # build/release/tools/symmoe and build/release/tests/test_gemm_gpu): the two `bench gemm` runs of
 # run_all.sh, then decode sizes per kernel family (--tile decode | small), then large M with our
-# wgmma kernel against CUTLASS's large-M tile (--tile wgmma | large). Output in $OUT:
+# wgmma kernels against CUTLASS's large-M tiles (--tile wgmma | large; bf16 per BF16_CLUSTERS, the
+# SYMMOE_GEMM_WGMMA_BF16_CLUSTER values, default "0 4 1"). SYMMOE_TEST_WGMMA_VARIANTS limits the
+# wgmma test's variants (shorter runs). Output in $OUT:
 # test_gemm_gpu.log, gemm_bench_h200.log, gemm_h200.json, gemm_masked_h200.json.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -23,8 +25,15 @@ grep -E "^\[  (PASSED|FAILED) |Failure" $OUT/test_gemm_gpu.log | head -20
   done
   for t in wgmma large; do
     echo "== fp8 large M, contiguous, --tile $t"
-    timeout 180 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 1024,4096 --reps 5 2>&1 |
+    timeout 180 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 256,1024,4096 --reps 5 2>&1 |
       grep -E "^  (gate_up|down) |rror"
+  done
+  for c in ${BF16_CLUSTERS:-0 4 1} large; do
+    t=wgmma
+    [ "$c" = large ] && t=large
+    echo "== bf16 large M, contiguous, --tile $t${c/large/} (SYMMOE_GEMM_WGMMA_BF16_CLUSTER)"
+    SYMMOE_GEMM_WGMMA_BF16_CLUSTER=${c/large/0} timeout 180 $B bench gemm --dtype bf16 --tile $t --experts 8,32 \
+      --m 256,1024,4096 --reps 5 2>&1 | grep -E "^  (gate_up|down) |rror"
   done
 } 2>&1 | tee $OUT/gemm_bench_h200.log
 exit $status
