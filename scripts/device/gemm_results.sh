@@ -31,7 +31,7 @@ grep -E "^\[  (PASSED|FAILED) |Failure" $OUT/test_gemm_gpu.log | head -20
   for c in ${BF16_CLUSTERS:-0 4 1} large; do
     t=wgmma
     [ "$c" = large ] && t=large
-    echo "== bf16 large M, contiguous, --tile $t${c/large/} (SYMMOE_GEMM_WGMMA_BF16_CLUSTER)"
+    echo "== bf16 large M, contiguous, --tile $t (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=${c/large/0})"
     SYMMOE_GEMM_WGMMA_BF16_CLUSTER=${c/large/0} timeout 180 $B bench gemm --dtype bf16 --tile $t --experts 8,32 \
       --m 256,1024,4096 --reps 5 2>&1 | grep -E "^  (gate_up|down) |rror"
   done
