@@ -30,12 +30,11 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",
        {}, 1, 2},
-      {"SYMMOE_GEMM_WGMMA_BF16_CLUSTER", Type::kInt, "0",
+      {"SYMMOE_GEMM_WGMMA_BF16_CLUSTER", Type::kInt, "1",
        "bf16 grouped GEMM, own wgmma kernel (--tile wgmma, and auto from 256 rows per expert): CTAs "
-       "per cluster, 2 = pairs of row blocks sharing (multicasting) each weight tile, 4 = 2 x 2 "
-       "(also pairs of column blocks sharing each activation tile); 0 = 2 when more than 128 rows "
-       "per expert are expected, else 1.",
-       {}, 0, 4},
+       "per cluster: 1, 2 = pairs of row blocks sharing (multicasting) each weight tile, or 4 = 2 x "
+       "2 (also pairs of column blocks sharing each activation tile).",
+       {}, 1, 4},
       {"SYMMOE_GEMM_WGMMA_EPILOGUE", Type::kChoice, "tma",
        "grouped GEMM, own wgmma kernels (--tile wgmma, fp8 and bf16): how output tiles reach memory: "
        "direct (bf16 pairs stored from registers, 4 pipeline stages) or tma (staged in shared "

@@ -13,7 +13,19 @@
 // the stage of block kb - 1. The tile's last block is waited for before the epilogue.
 // Columns past N (N = 8 mod 256 and up) and K past the last whole block arrive as zeros from
 // the tensor maps or belong to the next expert's weight rows: never stored.
-// Why our own and not CUTLASS's 128 x 256 grouped tile (kLargeM): measured below.
+// Measured on the H200 against CUTLASS's 128 x 256 grouped tile (kLargeM) in the same process,
+// three runs, deepseek-v3 shapes, 256-4096 rows per expert, 8 and 32 experts (bench/results/
+// gemm_bf16_wgmma_h200.log, gemm_bf16_wgmma_cluster_h200.log, gemm_bench_h200.log): clusters
+// of 1 at 0.975-1.09x (mean ~1.02x), so choose_tile takes this kernel from 256 rows per expert;
+// it holds no CUTLASS state, one tensor map per operand for all experts. Gate/up 32 x 256
+// (the case where grouped bf16 falls furthest below dense: every expert's 59 MB of weights
+// meet only 256 rows): 595-666 TFLOPS against CUTLASS's 610-660 and a dense cuBLASLt 743-814;
+// Nsight Compute there (clusters of 2, bench/results/ncu_bf16_wgmma_c2_32x256_stalls.txt):
+// tensor pipe 81 %, L2 83 % busy, DRAM 61 %, consumers waiting on stages in 31 % of their
+// samples — L2 traffic, not the mainloop. Clusters sharing operand tiles by multicast
+// (SYMMOE_GEMM_WGMMA_BF16_CLUSTER) did not help reliably: pairs sharing weight tiles 664 vs
+// 622 TFLOPS in one run, 626 vs 666 in the next; 2 x 2 clusters 0.70-1.02x of clusters of 1
+// (gemm_bench_h200.log). Both stay selectable; the GPU test runs every cluster shape.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -82,10 +94,9 @@ struct Bf16Consumer {
 };
 
 // 128 x 256 bf16 tiles: 3 stages of 48 KiB and the 64 KiB staged output tile (tensor stores),
-// or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct); in clusters of 2 CTAs
-// sharing each weight tile (NOTE [wgmma weight multicast]) where an expert is expected to have
-// two row blocks or more (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=0), or as set (1, 2): with one row
-// block the pair's second CTA would only compute rows past the count.
+// or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct); on request in clusters
+// of 2 CTAs sharing each weight tile or 2 x 2 also sharing activation tiles (NOTE [wgmma weight
+// multicast], SYMMOE_GEMM_WGMMA_BF16_CLUSTER=2 | 4; measured in NOTE [bf16 wgmma kernel]).
 template <int kStages, int kCluster, bool kTmaStore, int kClusterN = 1>
 using Bf16Launch = WgmmaLaunch<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false, kClusterN>,
                                Bf16Consumer<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false, kClusterN>>>;
@@ -103,11 +114,11 @@ WorkspaceBytes bf16_wgmma_workspace(int, int) { return {}; }
 cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
   const int64_t cluster = env::get_int("SYMMOE_GEMM_WGMMA_BF16_CLUSTER");
-  SYMMOE_CHECK(cluster != 3, "SYMMOE_GEMM_WGMMA_BF16_CLUSTER = 3: 0 (by rows per expert), 1, 2 or 4");
+  SYMMOE_CHECK(cluster != 3, "SYMMOE_GEMM_WGMMA_BF16_CLUSTER = 3: 1, 2 or 4");
   if (cluster == 4) {
     return tma_store ? Bf16QuadTma::launch(src, slots, stream) : Bf16QuadDirect::launch(src, slots, stream);
   }
-  if (cluster == 2 || (cluster == 0 && src.expected_m > kBM)) {
+  if (cluster == 2) {
     return tma_store ? Bf16PairTma::launch(src, slots, stream) : Bf16PairDirect::launch(src, slots, stream);
   }
   return tma_store ? Bf16Tma::launch(src, slots, stream) : Bf16Direct::launch(src, slots, stream);
