@@ -60,7 +60,8 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
   }
   if (expected_m <= small.tile_m) return small;
   if (2 * tiles(large) < sm_count) return small;
-  return expected_m >= kWgmmaMinM ? describe_tile(dtype, GemmTile::kWgmma) : large;
+  const int wgmma_min_m = dtype == GemmDtype::kFP8E4M3 ? kWgmmaMinM : kBf16WgmmaMinM;
+  return expected_m >= wgmma_min_m ? describe_tile(dtype, GemmTile::kWgmma) : large;
 }
 
 GroupedGemm::GroupedGemm(runtime::DeviceRuntime& rt, int max_experts) : rt_(&rt), max_experts_(max_experts) {

@@ -24,7 +24,8 @@ TEST(GroupedGemm, TheHeuristicPicksSmallTilesForDecodeAndFewTilesAndWgmmaForLarg
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kWgmmaMinM, 8, 4096, 132).tile, GemmTile::kWgmma);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 8, 4096, 132).tile, GemmTile::kWgmma);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 1024, 8, 4096, 132).tile, GemmTile::kWgmma);
-  EXPECT_EQ(choose_tile(GemmDtype::kBF16, kWgmmaMinM - 1, 8, 4096, 132).tile, GemmTile::kLargeM);
+  EXPECT_EQ(choose_tile(GemmDtype::kBF16, kBf16WgmmaMinM - 1, 8, 4096, 132).tile, GemmTile::kLargeM);
+  EXPECT_EQ(choose_tile(GemmDtype::kBF16, kBf16WgmmaMinM, 8, 4096, 132).tile, GemmTile::kWgmma);
   // 1 expert x 1024 rows x N 256: 16 tiles of 128x128 for 132 SMs -> the small tile.
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 1024, 1, 256, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 256, 32, 4096, 132).tile, GemmTile::kWgmma);

@@ -21,9 +21,9 @@ namespace symmoe::gemm {
 // kWgmma: our warp-specialized persistent wgmma/TMA kernel, 128x256 tiles (128x192
 // with SYMMOE_GEMM_WGMMA_TILE_N=192), two consumer warpgroups, promotion per 128-wide K block
 // overlapped with the next wgmma batch, tensor-store epilogue (NOTE [fp8 wgmma kernel]); kAuto
-// takes it for fp8 from kWgmmaMinM rows per expert (1.05-1.13x kLargeM at 256 rows, 1.01-1.22x
-// at 1024-4096). With bf16 operands (NOTE [bf16 wgmma kernel]): level with kLargeM's 128x256
-// tile (0.96-1.09x), chosen only on request.
+// takes it for fp8 from kWgmmaMinM rows per expert (1.02-1.11x kLargeM at 128 rows, 1.05-1.13x
+// at 256, 1.01-1.22x at 1024-4096), for bf16 (NOTE [bf16 wgmma kernel]) from kBf16WgmmaMinM
+// (0.975-1.09x kLargeM's 128x256 tile at 256-4096 rows over three runs; 0.95-0.97x at 192).
 enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma };
 
 struct TileChoice {
@@ -37,12 +37,13 @@ struct TileChoice {
 // kSmallM's tiles would take fewer than kDecodeMaxWaves waves on `sm_count` SMs (few experts:
 // there the decode kernel's lower fixed cost wins; with many, CUTLASS's wgmma stream does).
 // Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
-// `sm_count` SMs without a tile; else kLargeM — for fp8 from kWgmmaMinM rows per expert our
-// wgmma kernel (kWgmma) instead, which beats CUTLASS's 128x128 tile at 256, 1024 and 4096 rows
-// (bench/RESULTS.md; below 256 it was not measured against it).
+// `sm_count` SMs without a tile; else kLargeM — or our wgmma kernels (kWgmma) from kWgmmaMinM
+// (fp8) / kBf16WgmmaMinM (bf16) rows per expert (bench/RESULTS.md; fp8 below 128 rows was not
+// measured against CUTLASS).
 inline constexpr int kDecodeMaxM = 8;
 inline constexpr int kDecodeMaxWaves = 4;
-inline constexpr int kWgmmaMinM = 256;
+inline constexpr int kWgmmaMinM = 128;
+inline constexpr int kBf16WgmmaMinM = 256;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
