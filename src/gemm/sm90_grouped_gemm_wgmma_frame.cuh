@@ -109,11 +109,9 @@ SYMMOE_HOST_DEVICE int column_units(int n_blocks) {
 // and computes, stores nothing, and reads no scales: its copies feed its cluster peers).
 template <class Shape>
 SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int u, int rank, int& e_hint) {
-  GemmTilePos pos =
+  const GemmTilePos unit =
       device::locate_gemm_tile(tile_start, groups, column_units<Shape>(n_blocks), Shape::kBand, u, e_hint);
-  pos.mb = pos.mb * Shape::kCluster + rank % Shape::kCluster;
-  pos.nb = pos.nb * Shape::kClusterN + rank / Shape::kCluster;
-  return pos;
+  return device::cluster_tile(unit, rank, Shape::kCluster, Shape::kClusterN);
 }
 
 SYMMOE_DEVICE void advance_stage(int& s, uint32_t& phase, int stages) {
@@ -162,21 +160,15 @@ struct UnitWalk {
         stride(Shape::kCtas == 1 ? static_cast<int>(gridDim.x) : static_cast<int>(device::ptx::cluster_count_x())) {}
 };
 
-// Cluster ranks as masks: the CTAs of this CTA's row block (they share its activation tile)
-// and of its column block (they share its weight tile).
+// Cluster ranks as masks (NOTE [wgmma cluster ranks]): the CTAs of this CTA's row block (they
+// share its activation tile) and of its column block (they share its weight tile).
 template <class Shape>
 SYMMOE_DEVICE uint16_t row_block_peers(int rank) {
-  uint16_t mask = 0;
-#pragma unroll
-  for (int j = 0; j < Shape::kClusterN; ++j) mask |= 1u << (rank % Shape::kCluster + Shape::kCluster * j);
-  return mask;
+  return static_cast<uint16_t>(device::row_block_peers(rank, Shape::kCluster, Shape::kClusterN));
 }
 template <class Shape>
 SYMMOE_DEVICE uint16_t column_block_peers(int rank) {
-  uint16_t mask = 0;
-#pragma unroll
-  for (int j = 0; j < Shape::kCluster; ++j) mask |= 1u << (j + Shape::kCluster * (rank / Shape::kCluster));
-  return mask;
+  return static_cast<uint16_t>(device::column_block_peers(rank, Shape::kCluster));
 }
 
 // K blocks of a tile: the last may run past K (its columns past K arrive as zeros in both

@@ -1,10 +1,14 @@
-// The fp8 wgmma grouped GEMM's tile order (NOTE [grouped GEMM tile order]) on the host: every
-// tile of every expert exactly once, in bands, whatever stride a CTA walks with.
+// The wgmma grouped GEMMs' tile order (NOTE [grouped GEMM tile order]) on the host: every tile
+// of every expert exactly once, in bands, whatever stride a CTA walks with; with clusters (NOTE
+// [wgmma cluster ranks]) every tile once across the units and ranks, and the multicast masks
+// consistent with the stage releases.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <random>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "symmoe/device/grouped_gemm_tile_order.cuh"
@@ -83,6 +87,79 @@ TEST(GroupedGemmTileOrder, BandsWalkRowBlocksAcrossBandColumns) {
   EXPECT_EQ(g[1].e, 0);
   EXPECT_EQ(g[2].e, 2);
   EXPECT_EQ(g[5].mb, 1);
+}
+
+
+// Clusters of cm x cn CTAs: units of cm row blocks x cn column blocks (as the kernels count
+// them: ceil(m_blocks / cm) x ceil(n_blocks / cn) per expert); across all units and ranks every
+// tile inside the experts appears exactly once, and the rest lie past an expert's rows or past
+// the column blocks (computed, not stored).
+TEST(GroupedGemmTileOrder, ClusterRanksCoverEveryTileOnce) {
+  std::mt19937 rng(11);
+  for (const auto& [cm, cn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 1}, {1, 4}}) {
+    for (int round = 0; round < 50; ++round) {
+      std::vector<int> m_blocks(1 + rng() % 20);
+      for (auto& m : m_blocks) m = rng() % 4 == 0 ? 0 : static_cast<int>(1 + rng() % 7);
+      const int n_blocks = static_cast<int>(1 + rng() % 13);
+      std::vector<int> units_m;
+      for (const int m : m_blocks) units_m.push_back((m + cm - 1) / cm);
+      const Tiles units = make_tiles(units_m, (n_blocks + cn - 1) / cn);
+      std::set<std::tuple<int, int, int>> seen;
+      int outside = 0;
+      for (const GemmTilePos& u : walk(units, 8, 0, 1)) {
+        for (int r = 0; r < cm * cn; ++r) {
+          const GemmTilePos p = cluster_tile(u, r, cm, cn);
+          ASSERT_EQ(p.e, u.e);
+          if (p.mb >= m_blocks[p.e] || p.nb >= n_blocks) {
+            ++outside;
+            continue;
+          }
+          ASSERT_TRUE(seen.insert({p.e, p.mb, p.nb}).second) << cm << "x" << cn << " round " << round;
+        }
+      }
+      int tiles = 0;
+      for (const int m : m_blocks) tiles += m * n_blocks;
+      EXPECT_EQ(static_cast<int>(seen.size()), tiles) << cm << "x" << cn << " round " << round;
+      EXPECT_EQ(static_cast<int>(seen.size()) + outside, units.total() * cm * cn);
+    }
+  }
+}
+
+// The copies into a CTA's stage: its activation tile in cn slices from its row block's CTAs
+// (slice = their column rank), its weight tile in cm slices from its column block's CTAs
+// (slice = their row rank) — each slice exactly once; the CTAs a producer copies into are
+// exactly those whose consumers release to it (the empty barrier's cm + cn - 1 arrivals per
+// warp), so the relation the releases follow is symmetric.
+TEST(GroupedGemmTileOrder, ClusterMulticastMasksMatchTheStageReleases) {
+  for (const auto& [cm, cn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 1}, {1, 4}, {2, 4}, {4, 2}}) {
+    const int ctas = cm * cn;
+    for (int x = 0; x < ctas; ++x) {
+      const unsigned rows = row_block_peers(x, cm, cn), cols = column_block_peers(x, cm);
+      EXPECT_EQ(std::popcount(rows), cn);
+      EXPECT_EQ(std::popcount(cols), cm);
+      EXPECT_EQ(rows & cols, 1u << x) << "only x itself is in both";
+      std::set<int> a_slices, b_slices;
+      for (int y = 0; y < ctas; ++y) {
+        if (rows & (1u << y)) {
+          EXPECT_EQ(y % cm, x % cm) << "same row block";
+          a_slices.insert(y / cm);
+          EXPECT_TRUE(row_block_peers(y, cm, cn) & (1u << x)) << "y multicasts its activation slice to x";
+        }
+        if (cols & (1u << y)) {
+          EXPECT_EQ(y / cm, x / cm) << "same column block";
+          b_slices.insert(y % cm);
+          EXPECT_TRUE(column_block_peers(y, cm) & (1u << x)) << "y multicasts its weight slice to x";
+        }
+        // x releases to y exactly when y copies into x, and then y releases to x.
+        const unsigned writers_of_x = rows | cols;
+        const unsigned writers_of_y = row_block_peers(y, cm, cn) | column_block_peers(y, cm);
+        EXPECT_EQ(static_cast<bool>(writers_of_x & (1u << y)), static_cast<bool>(writers_of_y & (1u << x)));
+      }
+      EXPECT_EQ(static_cast<int>(a_slices.size()), cn);
+      EXPECT_EQ(static_cast<int>(b_slices.size()), cm);
+      EXPECT_EQ(std::popcount(rows | cols), cm + cn - 1);
+    }
+  }
 }
 
 }  // namespace

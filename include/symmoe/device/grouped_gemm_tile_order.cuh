@@ -1,5 +1,5 @@
-// The order in which the persistent fp8 wgmma grouped GEMM walks its output tiles
-// (framework-free: the kernel and the host tests share it).
+// The order in which the persistent wgmma grouped GEMMs walk their output tiles, and how a
+// cluster's CTAs split a work unit (framework-free: the kernels and the host tests share it).
 #pragma once
 
 #include "symmoe/device/common.cuh"
@@ -30,6 +30,27 @@ SYMMOE_HOST_DEVICE GemmTilePos locate_gemm_tile(const int* tile_start, int group
   int width = n_blocks - b * band;
   if (width > band) width = band;
   return GemmTilePos{e, in_band / width, b * band + in_band % width};
+}
+
+// NOTE [wgmma cluster ranks]: a cluster of cm x cn CTAs (1-D ranks r = rm + cm rn) runs the
+// tiles of one work unit of cm row blocks x cn column blocks: CTA r takes row block
+// cm * unit row + rm and column block cn * unit column + rn. The CTAs of one row block share its
+// activation tile (each copies 1 / cn of it into all of them), those of one column block its
+// weight tile (1 / cm each). Masks of ranks:
+SYMMOE_HOST_DEVICE GemmTilePos cluster_tile(GemmTilePos unit, int rank, int cm, int cn) {
+  return GemmTilePos{unit.e, unit.mb * cm + rank % cm, unit.nb * cn + rank / cm};
+}
+// the CTAs sharing rank's row block (its activation tile's destinations and sources),
+SYMMOE_HOST_DEVICE unsigned row_block_peers(int rank, int cm, int cn) {
+  unsigned mask = 0;
+  for (int j = 0; j < cn; ++j) mask |= 1u << (rank % cm + cm * j);
+  return mask;
+}
+// the CTAs sharing rank's column block (its weight tile's destinations and sources).
+SYMMOE_HOST_DEVICE unsigned column_block_peers(int rank, int cm) {
+  unsigned mask = 0;
+  for (int j = 0; j < cm; ++j) mask |= 1u << (j + cm * (rank / cm));
+  return mask;
 }
 
 }  // namespace symmoe::device
