@@ -3,7 +3,7 @@
 # build/release/tools/symmoe and build/release/tests/test_gemm_gpu): the two `bench gemm` runs of
 # run_all.sh, then decode sizes per kernel family (--tile decode | small), then large M with our
 # wgmma kernels against CUTLASS's large-M tiles (--tile wgmma | large; bf16 per BF16_CLUSTERS, the
-# SYMMOE_GEMM_WGMMA_BF16_CLUSTER values, default "0 4 1"). SYMMOE_TEST_WGMMA_VARIANTS limits the
+# SYMMOE_GEMM_WGMMA_BF16_CLUSTER values, default "1 2 4"). SYMMOE_TEST_WGMMA_VARIANTS limits the
 # wgmma test's variants (shorter runs). Output in $OUT:
 # test_gemm_gpu.log, gemm_bench_h200.log, gemm_h200.json, gemm_masked_h200.json.
 export PATH=/usr/local/cuda/bin:$PATH
@@ -28,11 +28,11 @@ grep -E "^\[  (PASSED|FAILED) |Failure" $OUT/test_gemm_gpu.log | head -20
     timeout 180 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 256,1024,4096 --reps 5 2>&1 |
       grep -E "^  (gate_up|down) |rror"
   done
-  for c in ${BF16_CLUSTERS:-0 4 1} large; do
+  for c in ${BF16_CLUSTERS:-1 2 4} large; do
     t=wgmma
-    [ "$c" = large ] && t=large
-    echo "== bf16 large M, contiguous, --tile $t (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=${c/large/0})"
-    SYMMOE_GEMM_WGMMA_BF16_CLUSTER=${c/large/0} timeout 180 $B bench gemm --dtype bf16 --tile $t --experts 8,32 \
+    [ "$c" = large ] && t=large && c=1
+    echo "== bf16 large M, contiguous, --tile $t (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=$c)"
+    SYMMOE_GEMM_WGMMA_BF16_CLUSTER=$c timeout 180 $B bench gemm --dtype bf16 --tile $t --experts 8,32 \
       --m 256,1024,4096 --reps 5 2>&1 | grep -E "^  (gate_up|down) |rror"
   done
 } 2>&1 | tee $OUT/gemm_bench_h200.log

@@ -109,8 +109,6 @@ using Bf16PairDirect = Bf16Launch<4, 2, false>;
 using Bf16QuadTma = Bf16Launch<3, 2, true, 2>;
 using Bf16QuadDirect = Bf16Launch<4, 2, false, 2>;
 
-WorkspaceBytes bf16_wgmma_workspace(int, int) { return {}; }
-
 cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
   const int64_t cluster = env::get_int("SYMMOE_GEMM_WGMMA_BF16_CLUSTER");
@@ -140,7 +138,7 @@ void bf16_wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
 namespace symmoe::gemm::sm90 {
 
 const ConfigOps& bf16_wgmma_ops() {
-  static const ConfigOps ops{describe_tile(GemmDtype::kBF16, GemmTile::kWgmma), &wgmma_frame::bf16_wgmma_workspace,
+  static const ConfigOps ops{describe_tile(GemmDtype::kBF16, GemmTile::kWgmma), &wgmma_frame::no_workspace,
                              &wgmma_frame::bf16_wgmma_launch, &wgmma_frame::bf16_wgmma_append_kernels};
   return ops;
 }

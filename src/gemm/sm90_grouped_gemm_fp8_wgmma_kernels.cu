@@ -469,8 +469,6 @@ using Shape256TmaOverlap2Regs = WgmmaShape<256, 3, 1, true, 2, kAFragsPerBlock>;
 // block's first batch reads A from shared memory.
 using Shape256TmaOverlap2Shared = WgmmaShape<256, 3, 1, true, 2, kAFragsShared>;
 
-WorkspaceBytes wgmma_workspace(int, int) { return {}; }
-
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
   const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
@@ -545,7 +543,7 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
 namespace symmoe::gemm::sm90 {
 
 const ConfigOps& fp8_wgmma_ops() {
-  static const ConfigOps ops{describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma), &wgmma_frame::wgmma_workspace,
+  static const ConfigOps ops{describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma), &wgmma_frame::no_workspace,
                              &wgmma_frame::wgmma_launch, &wgmma_frame::wgmma_append_kernels};
   return ops;
 }

@@ -305,7 +305,9 @@ SYMMOE_DEVICE void store_batch(const float (&acc)[Shape::kBatchN / 2], const Con
                                const GroupSource& src) {
   auto* out = static_cast<__nv_bfloat16*>(src.out);
   const int64_t col0 = c.n0 + Shape::kBatchN * b;
-  // N is a multiple of 128, so only 192-wide tiles reach past N inside a batch.
+  // 128-column batches are fp8 only, whose N is a multiple of 128: such a batch lies wholly
+  // inside N (batches past N are skipped). Other widths (fp8 64 / 96 / 192, bf16 256 with N a
+  // multiple of 8) are clipped at N in 8-column groups.
   const int groups = Shape::kBatchN == 128 ? 16 : static_cast<int>(min(int64_t{Shape::kBatchN}, src.n - col0) / 8);
   if (c.r_lo < c.rows.count) {
     auto* o = reinterpret_cast<__nv_bfloat162*>(out + (c.rows.row0 + c.r_lo) * src.n + col0 + col_in_tile);
@@ -601,6 +603,9 @@ inline CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
   return make_map_sw128(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, rows, n, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                         "the output");
 }
+
+// The wgmma kernels need no workspace (ConfigOps::workspace).
+inline WorkspaceBytes no_workspace(int, int) { return {}; }
 
 // Host side of one kernel instance: tensor maps over all experts' rows, persistent CTAs in the
 // SM budget, launch; and its entry for eager loading.
