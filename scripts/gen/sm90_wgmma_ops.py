@@ -11,7 +11,7 @@ import sys
 # dtype: (ptx type, K per wgmma, shapes from shared memory, shapes with A in registers,
 #         immediates after scale-d: scale-a, scale-b (and for 16-bit types transpose-a, -b))
 DTYPES = {
-    "fp8": ("e4m3", 32, (64, 96, 128, 192), (64,), "1, 1"),
+    "fp8": ("e4m3", 32, (8, 16, 32, 64, 96, 128, 192), (64,), "1, 1"),
     "bf16": ("bf16", 16, (256,), (), "1, 1, 0, 0"),
 }
 

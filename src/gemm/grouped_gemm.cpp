@@ -14,6 +14,7 @@ namespace {
 
 const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
   if (tile == GemmTile::kDecode) return sm90::fp8_decode_ops();
+  if (tile == GemmTile::kSwapAB) return sm90::fp8_swapab_ops();
   if (tile == GemmTile::kWgmma) return dtype == GemmDtype::kFP8E4M3 ? sm90::fp8_wgmma_ops() : sm90::bf16_wgmma_ops();
   const bool small = tile == GemmTile::kSmallM;
   if (dtype == GemmDtype::kFP8E4M3) return small ? sm90::fp8_small_ops() : sm90::fp8_large_ops();
@@ -25,7 +26,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
-  SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM, kDecode or kWgmma)");
+  SYMMOE_CHECK(tile != GemmTile::kAuto, "describe_tile needs a concrete tile (kLargeM, kSmallM, kDecode, kWgmma or kSwapAB)");
   if (tile == GemmTile::kWgmma) {
     if (dtype == GemmDtype::kBF16) {
       return TileChoice{tile, 128, 256, 64, "bf16 128x256x64 wgmma, warp-specialized (no CUTLASS)"};
@@ -34,6 +35,11 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
       return TileChoice{tile, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
     }
     return TileChoice{tile, 128, 256, 128, "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)"};
+  }
+  if (tile == GemmTile::kSwapAB) {
+    SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the swap-AB kernel (GemmTile::kSwapAB) is fp8 only; bf16 decode "
+                 "sizes use kSmallM");
+    return TileChoice{tile, 64, 128, 128, "fp8 swap-AB 64x128x128 (rows x weight rows), TMA weight stream, wgmma"};
   }
   if (tile == GemmTile::kDecode) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the decode kernel (GemmTile::kDecode) is fp8 only; bf16 decode "
@@ -150,6 +156,7 @@ void append_grouped_gemm_kernels(std::vector<KernelEntry>& out) {
     for (const GemmTile t : {GemmTile::kLargeM, GemmTile::kSmallM}) ops_for(d, t).append_kernels(out);
   }
   sm90::fp8_decode_ops().append_kernels(out);
+  sm90::fp8_swapab_ops().append_kernels(out);
   sm90::fp8_wgmma_ops().append_kernels(out);
   sm90::bf16_wgmma_ops().append_kernels(out);
 }

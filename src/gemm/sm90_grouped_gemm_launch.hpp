@@ -59,6 +59,7 @@ const ConfigOps& fp8_small_ops();   // sm90_grouped_gemm_fp8_small_kernels.cu
 const ConfigOps& bf16_large_ops();  // sm90_grouped_gemm_bf16_large_kernels.cu
 const ConfigOps& bf16_small_ops();  // sm90_grouped_gemm_bf16_small_kernels.cu
 const ConfigOps& fp8_decode_ops();  // sm90_grouped_gemm_fp8_decode_kernels.cu (no CUTLASS)
+const ConfigOps& fp8_swapab_ops();  // sm90_grouped_gemm_fp8_swapab_kernels.cu (no CUTLASS)
 const ConfigOps& fp8_wgmma_ops();   // sm90_grouped_gemm_fp8_wgmma_kernels.cu (no CUTLASS)
 const ConfigOps& bf16_wgmma_ops();  // sm90_grouped_gemm_bf16_wgmma_kernels.cu (no CUTLASS)
 

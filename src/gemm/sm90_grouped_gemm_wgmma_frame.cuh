@@ -437,6 +437,23 @@ SYMMOE_DEVICE void zero(float (&a)[kRows][kCols]) {
   }
 }
 
+// v[0 .. n - 1] := its inclusive prefix sums, by the 32 lanes of one warp (32 at a time).
+template <class T>
+SYMMOE_DEVICE void warp_inclusive_scan(T* v, int n, int lane) {
+  T carry = 0;
+  for (int base = 0; base < n; base += 32) {
+    const int i = base + lane;
+    T x = i < n ? v[i] : T{0};
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const T u = __shfl_up_sync(0xffffffffu, x, d);
+      if (lane >= d) x += u;
+    }
+    if (i < n) v[i] = carry + x;
+    carry += __shfl_sync(0xffffffffu, x, 31);
+  }
+}
+
 // NOTE [wgmma weight multicast]: with kCluster > 1 the CTAs of a cluster run tiles of one
 // expert, kCluster consecutive row blocks x kClusterN consecutive column blocks (one work
 // unit, locate_tile); CTA rank rm + kCluster rn runs row block rm and column block rn of it.
@@ -496,18 +513,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   if (warp == 0) {
-    int carry = 0;
-    for (int base = 0; base < groups; base += 32) {
-      const int e = base + lane;
-      int v = e < groups ? sm.tile_start[e + 1] : 0;
-#pragma unroll
-      for (int d = 1; d < 32; d *= 2) {
-        const int u = __shfl_up_sync(0xffffffffu, v, d);
-        if (lane >= d) v += u;
-      }
-      if (e < groups) sm.tile_start[e + 1] = carry + v;
-      carry += __shfl_sync(0xffffffffu, v, 31);
-    }
+    warp_inclusive_scan(sm.tile_start + 1, groups, lane);
     if (lane == 0) sm.tile_start[0] = 0;
   }
   __syncthreads();

@@ -225,6 +225,7 @@ const char* name(GemmTile t) {
   return t == GemmTile::kSmallM   ? "small-M tile"
          : t == GemmTile::kDecode ? "decode kernel"
          : t == GemmTile::kWgmma  ? "wgmma kernel"
+         : t == GemmTile::kSwapAB ? "swap-AB kernel"
                                   : "large-M tile";
 }
 const char* name(GroupedLayout l) { return l == GroupedLayout::kMasked ? "masked" : "contiguous"; }
@@ -252,8 +253,9 @@ TEST(GroupedGemmGpu, EveryDtypeTileAndLayoutMatchesTheReference) {
   uint64_t seed = 1;
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
-      for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma}) {
-        if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
+      for (const GemmTile tile :
+           {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma, GemmTile::kSwapAB}) {
+        if ((tile == GemmTile::kDecode || tile == GemmTile::kSwapAB) && dtype != GemmDtype::kFP8E4M3) continue;
         // N = 384: an odd number of 128-wide tiles (clusters of 2 along N get a partial pair);
         // up to 200 rows per expert: partial M tiles of both families.
         const HostCase c = make_case(dtype, layout, 5, 384, 512, 200, /*integers=*/false, seed++);
@@ -268,38 +270,55 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   for (const GemmDtype dtype : {GemmDtype::kFP8E4M3, GemmDtype::kBF16}) {
-    for (const GemmTile tile : {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma}) {
-      if (tile == GemmTile::kDecode && dtype != GemmDtype::kFP8E4M3) continue;
+    for (const GemmTile tile :
+         {GemmTile::kLargeM, GemmTile::kSmallM, GemmTile::kDecode, GemmTile::kWgmma, GemmTile::kSwapAB}) {
+      if ((tile == GemmTile::kDecode || tile == GemmTile::kSwapAB) && dtype != GemmDtype::kFP8E4M3) continue;
       const HostCase c = make_case(dtype, GroupedLayout::kContiguous, 7, 256, 1024, 150, /*integers=*/true, 40);
       expect_matches(c, run(g, c, tile), true, std::string("integers ") + name(dtype) + " " + name(tile));
     }
   }
 }
 
-// The decode kernel sizes its pass (8, 16, 32 or 64 rows) from expected_m and makes further
-// passes over the weights for larger experts: every pass width against counts below, at and
-// above it, both layouts, K not a multiple of the kernel's K-block pipeline depth.
-TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
-  SYMMOE_SKIP_WITHOUT_GPU();
+// The decode and swap-AB kernels size their pass (8, 16, 32 or 64 rows) from expected_m and
+// make further passes over the weights for larger experts: every pass width against counts
+// below, at and above it, both layouts, K not a multiple of the decode kernel's pipeline depth
+// nor of the swap-AB kernel's stage count (the ring wraps inside a pass and across passes), N
+// of 4 and 6 swap-AB items (pairs); on 3 and 5 SMs the swap-AB kernel's item ranges start in
+// the middle of a pair, of a pass and of an expert.
+void expect_pass_kernel_matches(GemmTile tile, uint64_t seed) {
   Gpu g;
-  uint64_t seed = 300;
   for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
     for (const int expected : {8, 16, 32, 64}) {
       for (const int max_count : {expected - 3, expected + 5}) {
         const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 640, max_count, false, seed++);
-        const std::string what = std::string("decode ") + name(layout) + " expected_m " + std::to_string(expected) +
-                                 " max rows " + std::to_string(max_count);
-        expect_matches(c, run(g, c, GemmTile::kDecode, {}, expected), false, what);
+        const std::string what = std::string(name(tile)) + " " + name(layout) + " expected_m " +
+                                 std::to_string(expected) + " max rows " + std::to_string(max_count);
+        expect_matches(c, run(g, c, tile, {}, expected), false, what);
+        if (tile == GemmTile::kSwapAB && expected == 16) {
+          const HostCase odd = make_case(GemmDtype::kFP8E4M3, layout, 7, 384, 1664, max_count, false, seed++);
+          expect_matches(odd, run(g, odd, tile, runtime::SmBudget{3, 0}, expected), false, what + " N 384 on 3 SMs");
+          expect_matches(odd, run(g, odd, tile, runtime::SmBudget{5, 0}, expected), false, what + " N 384 on 5 SMs");
+        }
       }
     }
   }
   const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 5, 384, 896, 24, true, 41);
-  expect_matches(exact, run(g, exact, GemmTile::kDecode, runtime::SmBudget{3, 0}, 24), true,
-                 "decode integers on 3 SMs");
+  expect_matches(exact, run(g, exact, tile, runtime::SmBudget{3, 0}, 24), true,
+                 std::string(name(tile)) + " integers on 3 SMs");
 
   // An invalid count is reported naming the expert; the other experts are computed.
   HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 4, 256, 256, 8, false, 42);
-  expect_invalid_count_reported(g, bad, GemmTile::kDecode, 2, -1);
+  expect_invalid_count_reported(g, bad, tile, 2, -1);
+}
+
+TEST(GroupedGemmGpu, DecodeKernelMatchesForEveryPassWidth) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  expect_pass_kernel_matches(GemmTile::kDecode, 300);
+}
+
+TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  expect_pass_kernel_matches(GemmTile::kSwapAB, 500);
 }
 
 // The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 3-4 stages; 3 K

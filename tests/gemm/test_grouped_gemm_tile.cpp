@@ -42,6 +42,9 @@ TEST(GroupedGemm, TileDescriptionsNameTheirShape) {
   EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kDecode).tile_m, kDecodeMaxM);
   EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kDecode); }).find("fp8 only"),
             std::string::npos);
+  EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kSwapAB).tile_n, 128);
+  EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kSwapAB); }).find("fp8 only"),
+            std::string::npos);
   const TileChoice w = describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma);
   EXPECT_EQ(w.tile_m, 128);
   EXPECT_EQ(w.tile_n, 256);

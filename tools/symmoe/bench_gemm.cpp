@@ -94,12 +94,14 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     SYMMOE_CHECK(layout == "contiguous" || layout == "masked", "--layout '", layout, "': contiguous or masked");
     o->layout = layout == "masked" ? GroupedLayout::kMasked : GroupedLayout::kContiguous;
     const std::string tile = args.get("tile").value_or("auto");
-    SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small" || tile == "decode" || tile == "wgmma",
-                 "--tile '", tile, "': auto, large, small, decode (fp8) or wgmma");
+    SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small" || tile == "decode" || tile == "wgmma" ||
+                     tile == "swapab",
+                 "--tile '", tile, "': auto, large, small, decode (fp8), wgmma or swapab (fp8)");
     o->tile = tile == "large"    ? gemm::GemmTile::kLargeM
               : tile == "small"  ? gemm::GemmTile::kSmallM
               : tile == "decode" ? gemm::GemmTile::kDecode
               : tile == "wgmma"  ? gemm::GemmTile::kWgmma
+              : tile == "swapab" ? gemm::GemmTile::kSwapAB
                                  : gemm::GemmTile::kAuto;
     const std::string raster = args.get("raster").value_or("m");
     SYMMOE_CHECK(raster == "m" || raster == "n", "--raster '", raster, "': m or n");
@@ -116,7 +118,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     std::fprintf(stderr,
                  "symmoe bench gemm: %s\nusage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] "
                  "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
-                 "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma] [--raster m|n] "
+                 "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
                  "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] "
                  "[--sms N] [--no-baseline] [--dry-run] [--json FILE]\n",
                  e.what());
@@ -278,8 +280,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     p.counts = counts.as<int32_t>();
     p.out = out.p;
     go.expected_m = c.m;
-    go.tile = o.tile;  // decode is fp8 only: bf16 runs the CUTLASS tile of that size
-    if (!fp8 && o.tile == gemm::GemmTile::kDecode) go.tile = gemm::GemmTile::kSmallM;
+    go.tile = o.tile;  // decode and swap-AB are fp8 only: bf16 runs the CUTLASS tile of that size
+    if (!fp8 && (o.tile == gemm::GemmTile::kDecode || o.tile == gemm::GemmTile::kSwapAB)) go.tile = gemm::GemmTile::kSmallM;
     gemm::TileChoice tile;
     const double us = time_graph_us(
         stream, o.reps,
@@ -333,6 +335,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     char tile_text[16];
     if (tile.tile == gemm::GemmTile::kDecode) {
       std::snprintf(tile_text, sizeof(tile_text), "decode");
+    } else if (tile.tile == gemm::GemmTile::kSwapAB) {
+      std::snprintf(tile_text, sizeof(tile_text), "swapab");
     } else if (tile.tile == gemm::GemmTile::kWgmma) {
       std::snprintf(tile_text, sizeof(tile_text), "w%dx%d", tile.tile_m, tile.tile_n);
     } else {

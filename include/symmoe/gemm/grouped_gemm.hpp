@@ -24,7 +24,10 @@ namespace symmoe::gemm {
 // takes it for fp8 from kWgmmaMinM rows per expert (1.02-1.11x kLargeM at 128 rows, 1.05-1.13x
 // at 256, 1.01-1.22x at 1024-4096), for bf16 (NOTE [bf16 wgmma kernel]) from kBf16WgmmaMinM
 // (0.975-1.09x kLargeM's 128x256 tile at 256-4096 rows over three runs; 0.95-0.97x at 192).
-enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma };
+// kSwapAB (fp8 only): our decode-size wgmma/TMA kernel with the weights on wgmma's M side and
+// the expert's rows (8, 16, 32 or 64 per pass, from expected_m) on its N side, every SM of the
+// budget streaming an equal share of the weight bytes (NOTE [fp8 swap-AB kernel]).
+enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma, kSwapAB };
 
 struct TileChoice {
   GemmTile tile = GemmTile::kLargeM;

@@ -1,0 +1,379 @@
+// Grouped GEMM, fp8, decode sizes: weights on the wgmma's M side ("swap AB"), streamed by TMA
+// (our own kernel, no CUTLASS).
+//
+// NOTE [fp8 swap-AB kernel]: with up to 64 rows per expert the GEMM is a stream of the experts'
+// weights. This kernel computes outᵀ = W · actᵀ so that the weights fill wgmma's 64-row M side
+// and the expert's few rows its N side (8, 16, 32 or 64: kT), with the native fp8 wgmma
+// (m64nkTk32; no unpacking, unlike mma.sync on e4m3):
+//  - work items are (expert, pass, 64 weight rows); a pass is kT rows of the expert (more rows:
+//    more passes over its weights); experts without rows have no items. Every CTA (one per SM
+//    of the budget) takes a contiguous range of items of the same length give or take one
+//    (items_start in shared memory: a prefix over the experts, built by every CTA from the row
+//    tables), so the SMs stream the same number of weight bytes and an expert's items, which
+//    share its activation rows, run on neighbouring SMs at the same time;
+//  - a step is two consecutive items of the same expert and pass (one at the end of a range or
+//    of a pass): consumer warpgroup w takes the step's item w, both read the same activation
+//    tile of the stage;
+//  - one producer thread issues the tensor copies of each 128-wide K block into a stage (the
+//    step's 64-row weight boxes and the kT-row activation box, 128-byte swizzle; activation
+//    rows past the expert's rows are other experts' rows or zeros past the tensor, in output
+//    columns never stored) and warp 1's lanes copy the stage's kT activation scales and the
+//    items' weight scales (cp.async, zeros for rows past the count), kStages stages ahead of
+//    the consumers and across step, pass and expert boundaries: the stream does not drain
+//    until the CTA's last item;
+//  - per stage a consumer warpgroup issues the four k32 wgmmas into `part`, waits for them,
+//    promotes (acc += part * weight scale * activation scale of the column: the fp8 recipe's
+//    per-block fp32 promotion, exact per 128-wide K block) and releases the stage; the math is
+//    tiny next to the stage's bytes, so one warpgroup-wide wait per stage costs nothing
+//    measurable while the producer runs kStages ahead;
+//  - at the end of a pass each thread stores its outputs (rows = output columns n, columns =
+//    the expert's rows) as bf16, the expert's rows past its count skipped.
+// Correct for any count; chosen (choose_tile) at decode sizes, where a pass covers the rows.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "grouped_gemm_rows.cuh"
+#include "sm90_grouped_gemm_launch.hpp"
+#include "sm90_grouped_gemm_wgmma_frame.cuh"
+#include "sm90_tma_wgmma.cuh"
+#include "sm90_wgmma_fp8_ops.cuh"
+#include "symmoe/core/error.hpp"
+#include "symmoe/device/ptx.cuh"
+#include "symmoe/runtime/device_runtime.hpp"
+
+namespace symmoe::gemm::sm90::swapab {
+
+namespace {
+
+using wgmma_frame::advance_stage;
+
+constexpr int kItemRows = 64;   // weight rows of a work item: one consumer warpgroup's wgmma M
+constexpr int kKBlock = 128;    // bytes (fp8 elements) of K per stage = kFp8ScaleBlock
+constexpr int kThreads = 384;   // warp 0: tensor copies, warp 1: scale copies, warps 4-11: consumers
+constexpr int kConsumerWarps = 8;
+constexpr int kWeightBoxBytes = kItemRows * kKBlock;  // 8 KiB
+constexpr int kMaxSmem = wgmma_frame::kMaxSmem;
+
+// kT activation rows per pass (the wgmma's N), kStages stages of [2 weight boxes][kT x 128
+// activation bytes][kT + 4 floats: kT activation scales, 2 weight scales, padding].
+template <int kT_, int kStages_>
+struct Shape {
+  static constexpr int kT = kT_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kWBytes = 2 * kWeightBoxBytes;
+  static constexpr int kABytes = kT * kKBlock;
+  static constexpr int kScaleFloats = kT + 4;
+  // [kStages x weights][kStages x activations][kStages x scales][full bars][empty bars]
+  // [expert rows: E x (row0, count)][items_start: E + 1 int64]
+  static constexpr int kFixedBytes = kStages * (kWBytes + kABytes + 4 * kScaleFloats) + 2 * 8 * kStages;
+  static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 8 * (groups + 1); }
+  static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 8) / 16; }
+  static_assert(kT == 8 || kT == 16 || kT == 32 || kT == 64, "wgmma N of 8, 16, 32 or 64");
+  static_assert(kABytes % 1024 == 0, "activation tiles keep the 1024-byte swizzle period");
+  static_assert(max_groups() >= 256, "room for the tables of 256 experts");
+};
+
+template <class S>
+struct Smem {
+  uint8_t* w;
+  uint8_t* a;
+  float* scales;
+  uint64_t* full;
+  uint64_t* empty;
+  int2* rows;
+  int64_t* items_start;
+  SYMMOE_DEVICE Smem(uint8_t* base, int groups) {
+    w = base;
+    a = w + S::kStages * S::kWBytes;
+    scales = reinterpret_cast<float*>(a + S::kStages * S::kABytes);
+    full = reinterpret_cast<uint64_t*>(scales + S::kStages * S::kScaleFloats);
+    empty = full + S::kStages;
+    items_start = reinterpret_cast<int64_t*>(empty + S::kStages);
+    rows = reinterpret_cast<int2*>(items_start + groups + 1);
+  }
+};
+
+// One step of a CTA's walk: items (e, pass, blk) and, when two, (e, pass, blk + 1).
+struct Step {
+  int e;
+  int c0;   // first row of the pass within the expert
+  int blk;  // first 64-row weight block
+  int items;
+};
+
+// A CTA's contiguous range of items [next, end) and the expert the walk is in.
+struct ItemWalk {
+  int64_t next, end;
+  int e = 0;
+  SYMMOE_DEVICE ItemWalk(const int64_t* items_start, int groups) {
+    const int64_t total = items_start[groups];
+    next = total * blockIdx.x / gridDim.x;
+    end = total * (blockIdx.x + 1) / gridDim.x;
+  }
+  SYMMOE_DEVICE bool step(const int64_t* items_start, int blocks_per_pass, int kT, Step& st) {
+    if (next >= end) return false;
+    while (items_start[e + 1] <= next) ++e;
+    const int64_t local = next - items_start[e];
+    const int pass = static_cast<int>(local / blocks_per_pass);
+    st.e = e;
+    st.c0 = pass * kT;
+    st.blk = static_cast<int>(local % blocks_per_pass);
+    st.items = st.blk + 1 < blocks_per_pass && next + 1 < end ? 2 : 1;
+    next += st.items;
+    return true;
+  }
+};
+
+struct Params {
+  GroupSource src;
+  device::StatusBlock* status;
+  uint64_t timeout_ns;
+};
+
+SYMMOE_DEVICE const char* kernel_name() { return "grouped_gemm_fp8_swapab"; }
+
+// Warp 0's thread 0: the tensor copies; warp 1: the scale copies. Returns at the end of the
+// CTA's items or on a failed wait.
+template <class S>
+SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w, const GroupSource& src,
+                           const Smem<S>& sm, const device::WaitContext& ctx) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (!(warp == 0 && lane == 0) && warp != 1) return;
+  const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
+  ItemWalk walk(sm.items_start, src.groups);
+  Step st;
+  int s = 0;
+  uint32_t phase = 0;
+  while (walk.step(sm.items_start, blocks_per_pass, S::kT, st)) {
+    const int2 rows = sm.rows[st.e];
+    const auto a_row = static_cast<int32_t>(rows.x + st.c0);
+    const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
+    for (int kb = 0; kb < kblocks; ++kb) {
+      if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
+      const auto k0 = static_cast<int32_t>(kb * kKBlock);
+      if (warp == 0) {
+        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], st.items * kWeightBoxBytes + S::kABytes);
+        uint8_t* w_dst = sm.w + s * S::kWBytes;
+        for (int i = 0; i < st.items; ++i) {
+          tma::load_2d(w_dst + i * kWeightBoxBytes, &map_w, k0, static_cast<int32_t>(w_row + i * kItemRows),
+                       &sm.full[s]);
+        }
+        tma::load_2d(sm.a + s * S::kABytes, &map_act, k0, a_row, &sm.full[s]);
+      } else {
+        float* dst = sm.scales + s * S::kScaleFloats;
+        for (int i = lane; i < S::kT + 2; i += 32) {
+          if (i < S::kT) {
+            const bool live = st.c0 + i < rows.y;
+            const float* p = src.act_scales + (live ? (int64_t{rows.x} + st.c0 + i) * kblocks + kb : 0);
+            tma::cp_async_4(dst + i, p, live);
+          } else {
+            const int item = i - S::kT;
+            const int64_t nb = (int64_t{st.blk + item} * kItemRows) / kFp8ScaleBlock;
+            const bool live = item < st.items;
+            const float* p =
+                src.weight_scales + (live ? (int64_t{st.e} * (src.n / kFp8ScaleBlock) + nb) * kblocks + kb : 0);
+            tma::cp_async_4(dst + i, p, live);
+          }
+        }
+        tma::cp_async_arrive_noinc(&sm.full[s]);
+      }
+      advance_stage(s, phase, S::kStages);
+    }
+  }
+}
+
+// The four k32 wgmmas of one 128-wide K block: part = weights (64 rows at desc_a) x
+// activations (kT rows at desc_b).
+template <int kT>
+SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t desc_b) {
+  wgmma::fence();
+#pragma unroll
+  for (int k = 0; k < kKBlock / 32; ++k) {
+    if constexpr (kT == 8) {
+      wgmma::mma_m64n8k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+    } else if constexpr (kT == 16) {
+      wgmma::mma_m64n16k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+    } else if constexpr (kT == 32) {
+      wgmma::mma_m64n32k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+    } else {
+      wgmma::mma_m64n64k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+    }
+  }
+  wgmma::commit();
+}
+
+// Consumer warpgroup wg (0, 1); this thread holds weight rows r and r + 8 of the item
+// (r = 16 (warp % 4) + lane / 4) and columns (the pass's rows) 8j + 2 (lane % 4) + {0, 1}.
+// A failed stage wait (reported; the abort flag stops the other waiters) does not leave the
+// loop: wgmma must stay warpgroup-uniform, so the thread goes on without waiting, releasing
+// stages, and stores nothing.
+template <class S>
+SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const device::WaitContext& ctx) {
+  constexpr int kT = S::kT, kJ = kT / 8;
+  const int wg = static_cast<int>(threadIdx.x / 128) - 1, warp_in_wg = static_cast<int>(threadIdx.x / 32 % 4);
+  const int lane = static_cast<int>(threadIdx.x % 32), g = lane / 4, t = lane % 4;
+  const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
+  auto* out = static_cast<__nv_bfloat16*>(src.out);
+  float acc[kT / 2], part[kT / 2];
+#pragma unroll
+  for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
+  ItemWalk walk(sm.items_start, src.groups);
+  Step st;
+  int s = 0;
+  uint32_t phase = 0;
+  bool ok = true;
+  while (walk.step(sm.items_start, blocks_per_pass, kT, st)) {
+    const bool mine = wg < st.items;  // warpgroup-uniform
+    for (int kb = 0; kb < kblocks; ++kb) {
+      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+      __syncwarp();
+      if (mine) {
+        const uint64_t da = wgmma::desc_from_lo(wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * kWeightBoxBytes));
+        const uint64_t db = wgmma::desc_from_lo(wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes));
+        wgmma::fence_operands(part);
+        issue_block<kT>(part, da, db);
+        wgmma::wait<0>();
+        wgmma::fence_operands(part);
+        const float* sc = sm.scales + s * S::kScaleFloats;
+        const float sw = sc[kT + wg];
+#pragma unroll
+        for (int j = 0; j < kJ; ++j) {
+          const float s0 = sw * sc[8 * j + 2 * t], s1 = sw * sc[8 * j + 2 * t + 1];
+          acc[4 * j + 0] += part[4 * j + 0] * s0;
+          acc[4 * j + 1] += part[4 * j + 1] * s1;
+          acc[4 * j + 2] += part[4 * j + 2] * s0;
+          acc[4 * j + 3] += part[4 * j + 3] * s1;
+        }
+      }
+      __syncwarp();
+      if (lane == 0) tma::mbarrier_arrive(&sm.empty[s]);
+      advance_stage(s, phase, S::kStages);
+    }
+    if (!mine || !ok) continue;
+    const int2 rows = sm.rows[st.e];
+    const int64_t n = int64_t{st.blk + wg} * kItemRows + 16 * warp_in_wg + g;
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int c = st.c0 + 8 * j + 2 * t + h;
+        if (c < rows.y) {
+          __nv_bfloat16* o = out + (int64_t{rows.x} + c) * src.n + n;
+          o[0] = __float2bfloat16_rn(acc[4 * j + h]);
+          o[8] = __float2bfloat16_rn(acc[4 * j + 2 + h]);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
+  }
+}
+
+template <class S>
+__global__ void __launch_bounds__(kThreads, 1)
+    sm90_grouped_gemm_fp8_swapab_kernel(const __grid_constant__ CUtensorMap map_act,
+                                        const __grid_constant__ CUtensorMap map_w, const Params p) {
+  const GroupSource& src = p.src;
+  const int groups = src.groups;
+  extern __shared__ uint8_t smem_raw[];
+  const Smem<S> sm(smem_raw + ((1024 - (tma::smem_addr(smem_raw) & 1023)) & 1023), groups);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int blocks_per_pass = src.n / kItemRows;
+  // Items per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
+  // reports them.
+  for (int e = tid; e < groups; e += kThreads) {
+    const GroupRows rows = resolve_group_rows(src, e, p.status, blockIdx.x == 0, kernel_name());
+    sm.rows[e] = make_int2(static_cast<int>(rows.row0), rows.count);  // row0 < 2^31: checked at launch
+    sm.items_start[e + 1] = int64_t{(rows.count + S::kT - 1) / S::kT} * blocks_per_pass;
+  }
+  if (tid == 0) {
+    tma::prefetch_map(&map_act);
+    tma::prefetch_map(&map_w);
+    for (int s = 0; s < S::kStages; ++s) {
+      device::bulk::mbarrier_init(&sm.full[s], 1 + 32);  // the expect-tx arrival + the scale warp's lanes
+      device::bulk::mbarrier_init(&sm.empty[s], kConsumerWarps);
+    }
+    device::bulk::fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warp == 0) {
+    wgmma_frame::warp_inclusive_scan(sm.items_start + 1, groups, lane);
+    if (lane == 0) sm.items_start[0] = 0;
+  }
+  __syncthreads();
+  const device::WaitContext ctx{p.status, p.timeout_ns, kernel_name()};
+  if (warp < 4) {
+    produce<S>(map_act, map_w, src, sm, ctx);
+  } else {
+    consume<S>(src, sm, ctx);
+  }
+}
+
+template <class S>
+struct Launch {
+  static const void* kernel() { return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_swapab_kernel<S>); }
+  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+    SYMMOE_CHECK(src.groups <= S::max_groups(), "grouped GEMM (fp8 swap-AB): ", src.groups,
+                 " experts; the tables in shared memory hold at most ", S::max_groups());
+    const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
+    const CUtensorMap map_act =
+        wgmma_frame::make_map_sw128(src.act, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, rows, src.k, S::kT,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "activations");
+    const CUtensorMap map_w =
+        wgmma_frame::make_map_sw128(src.weights, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t{src.groups} * src.n,
+                                    src.k, kItemRows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "weights");
+    Params params{src, slots.status, runtime::wait_timeout_ns()};
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(std::max(slots.sm_count, 1), 1, 1);
+    config.blockDim = dim3(kThreads, 1, 1);
+    config.dynamicSmemBytes = S::smem_bytes(src.groups);
+    config.stream = stream;
+    void* args[] = {const_cast<CUtensorMap*>(&map_act), const_cast<CUtensorMap*>(&map_w), &params};
+    return cudaLaunchKernelExC(&config, kernel(), args);
+  }
+  static void append(std::vector<runtime::KernelEntry>& out, const char* name) {
+    out.push_back({name, kernel(), kMaxSmem, -1});
+  }
+};
+
+// Stages: as many as fit next to the tables of 256 experts, at most 12 (measured: TODO).
+using Swap8 = Launch<Shape<8, 12>>;
+using Swap16 = Launch<Shape<16, 11>>;
+using Swap32 = Launch<Shape<32, 10>>;
+using Swap64 = Launch<Shape<64, 8>>;
+
+WorkspaceBytes workspace(int, int) { return {}; }
+
+cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+  const int m = std::max(src.expected_m, 1);
+  if (m <= 8) return Swap8::launch(src, slots, stream);
+  if (m <= 16) return Swap16::launch(src, slots, stream);
+  if (m <= 32) return Swap32::launch(src, slots, stream);
+  return Swap64::launch(src, slots, stream);
+}
+
+void append_kernels(std::vector<runtime::KernelEntry>& out) {
+  Swap8::append(out, "sm90_grouped_gemm_fp8_swapab_m8");
+  Swap16::append(out, "sm90_grouped_gemm_fp8_swapab_m16");
+  Swap32::append(out, "sm90_grouped_gemm_fp8_swapab_m32");
+  Swap64::append(out, "sm90_grouped_gemm_fp8_swapab_m64");
+}
+
+}  // namespace
+
+}  // namespace symmoe::gemm::sm90::swapab
+
+namespace symmoe::gemm::sm90 {
+
+const ConfigOps& fp8_swapab_ops() {
+  static const ConfigOps ops{describe_tile(GemmDtype::kFP8E4M3, GemmTile::kSwapAB), &swapab::workspace,
+                             &swapab::launch, &swapab::append_kernels};
+  return ops;
+}
+
+}  // namespace symmoe::gemm::sm90
