@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "grouped_gemm_rows.cuh"
@@ -42,6 +43,8 @@
 #include "sm90_grouped_gemm_wgmma_frame.cuh"
 #include "sm90_tma_wgmma.cuh"
 #include "sm90_wgmma_fp8_ops.cuh"
+#include "symmoe/core/cuda_driver.hpp"
+#include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/device/ptx.cuh"
 #include "symmoe/runtime/device_runtime.hpp"
@@ -59,22 +62,29 @@ constexpr int kConsumerWarps = 8;
 constexpr int kWeightBoxBytes = kItemRows * kKBlock;  // 8 KiB
 constexpr int kMaxSmem = wgmma_frame::kMaxSmem;
 
-// kT activation rows per pass (the wgmma's N), kStages stages of [2 weight boxes][kT x 128
-// activation bytes][kT + 4 floats: kT activation scales, 2 weight scales, padding].
-template <int kT_, int kStages_>
+// kT activation rows per pass (the wgmma's N), kD K blocks per stage, kStages stages of
+// [2 items x kD K blocks x 64 weight rows x 128 bytes][kD x kT x 128 activation bytes]
+// [kD x (kT + 4) floats: kT activation scales, 2 weight scales, padding]. A stage's copies read
+// kD * 128 contiguous bytes of each weight and activation row (NOTE [swap-AB K run]).
+template <int kT_, int kD_, int kStages_>
 struct Shape {
   static constexpr int kT = kT_;
+  static constexpr int kD = kD_;
   static constexpr int kStages = kStages_;
-  static constexpr int kWBytes = 2 * kWeightBoxBytes;
-  static constexpr int kABytes = kT * kKBlock;
-  static constexpr int kScaleFloats = kT + 4;
+  static constexpr int kItemBytes = kD * kWeightBoxBytes;  // one item's share of a stage
+  static constexpr int kWBytes = 2 * kItemBytes;
+  static constexpr int kABlockBytes = kT * kKBlock;
+  static constexpr int kABytes = kD * kABlockBytes;
+  static constexpr int kScaleRow = kT + 4;
+  static constexpr int kScaleFloats = kD * kScaleRow;
   // [kStages x weights][kStages x activations][kStages x scales][full bars][empty bars]
   // [expert rows: E x (row0, count)][items_start: E + 1 int64]
   static constexpr int kFixedBytes = kStages * (kWBytes + kABytes + 4 * kScaleFloats) + 2 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 8 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 8) / 16; }
   static_assert(kT == 8 || kT == 16 || kT == 32 || kT == 64, "wgmma N of 8, 16, 32 or 64");
-  static_assert(kABytes % 1024 == 0, "activation tiles keep the 1024-byte swizzle period");
+  static_assert(kABlockBytes % 1024 == 0, "activation tiles keep the 1024-byte swizzle period");
+  static_assert(kD == 1 || kD == 2 || kD == 4, "1, 2 or 4 K blocks per stage");
   static_assert(max_groups() >= 256, "room for the tables of 256 experts");
 };
 
@@ -145,6 +155,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (!(warp == 0 && lane == 0) && warp != 1) return;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
+  const int kstages = (kblocks + S::kD - 1) / S::kD;  // stages per item; the last may run past K
   ItemWalk walk(sm.items_start, src.groups);
   Step st;
   int s = 0;
@@ -153,31 +164,35 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
     const int2 rows = sm.rows[st.e];
     const auto a_row = static_cast<int32_t>(rows.x + st.c0);
     const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
-    for (int kb = 0; kb < kblocks; ++kb) {
+    for (int ks = 0; ks < kstages; ++ks) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
-      const auto k0 = static_cast<int32_t>(kb * kKBlock);
+      const int kb0 = ks * S::kD;
       if (warp == 0) {
-        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], st.items * kWeightBoxBytes + S::kABytes);
+        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], st.items * S::kItemBytes + S::kABytes);
         uint8_t* w_dst = sm.w + s * S::kWBytes;
         for (int i = 0; i < st.items; ++i) {
-          tma::load_2d(w_dst + i * kWeightBoxBytes, &map_w, k0, static_cast<int32_t>(w_row + i * kItemRows),
+          tma::load_3d(w_dst + i * S::kItemBytes, &map_w, 0, static_cast<int32_t>(w_row + i * kItemRows), kb0,
                        &sm.full[s]);
         }
-        tma::load_2d(sm.a + s * S::kABytes, &map_act, k0, a_row, &sm.full[s]);
+        tma::load_3d(sm.a + s * S::kABytes, &map_act, 0, a_row, kb0, &sm.full[s]);
       } else {
         float* dst = sm.scales + s * S::kScaleFloats;
-        for (int i = lane; i < S::kT + 2; i += 32) {
-          if (i < S::kT) {
-            const bool live = st.c0 + i < rows.y;
-            const float* p = src.act_scales + (live ? (int64_t{rows.x} + st.c0 + i) * kblocks + kb : 0);
-            tma::cp_async_4(dst + i, p, live);
-          } else {
-            const int item = i - S::kT;
-            const int64_t nb = (int64_t{st.blk + item} * kItemRows) / kFp8ScaleBlock;
-            const bool live = item < st.items;
-            const float* p =
-                src.weight_scales + (live ? (int64_t{st.e} * (src.n / kFp8ScaleBlock) + nb) * kblocks + kb : 0);
-            tma::cp_async_4(dst + i, p, live);
+#pragma unroll
+        for (int d = 0; d < S::kD; ++d) {
+          const int kb = kb0 + d;
+          for (int i = lane; i < S::kT + 2; i += 32) {
+            if (i < S::kT) {
+              const bool live = st.c0 + i < rows.y && kb < kblocks;
+              const float* p = src.act_scales + (live ? (int64_t{rows.x} + st.c0 + i) * kblocks + kb : 0);
+              tma::cp_async_4(dst + d * S::kScaleRow + i, p, live);
+            } else {
+              const int item = i - S::kT;
+              const int64_t nb = (int64_t{st.blk + item} * kItemRows) / kFp8ScaleBlock;
+              const bool live = item < st.items && kb < kblocks;
+              const float* p =
+                  src.weight_scales + (live ? (int64_t{st.e} * (src.n / kFp8ScaleBlock) + nb) * kblocks + kb : 0);
+              tma::cp_async_4(dst + d * S::kScaleRow + i, p, live);
+            }
           }
         }
         tma::cp_async_arrive_noinc(&sm.full[s]);
@@ -218,6 +233,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
   const int wg = static_cast<int>(threadIdx.x / 128) - 1, warp_in_wg = static_cast<int>(threadIdx.x / 32 % 4);
   const int lane = static_cast<int>(threadIdx.x % 32), g = lane / 4, t = lane % 4;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
+  const int kstages = (kblocks + S::kD - 1) / S::kD;
   auto* out = static_cast<__nv_bfloat16*>(src.out);
   float acc[kT / 2], part[kT / 2];
 #pragma unroll
@@ -229,25 +245,30 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
   bool ok = true;
   while (walk.step(sm.items_start, blocks_per_pass, kT, st)) {
     const bool mine = wg < st.items;  // warpgroup-uniform
-    for (int kb = 0; kb < kblocks; ++kb) {
+    for (int ks = 0; ks < kstages; ++ks) {
       if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
       __syncwarp();
       if (mine) {
-        const uint64_t da = wgmma::desc_from_lo(wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * kWeightBoxBytes));
-        const uint64_t db = wgmma::desc_from_lo(wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes));
-        wgmma::fence_operands(part);
-        issue_block<kT>(part, da, db);
-        wgmma::wait<0>();
-        wgmma::fence_operands(part);
-        const float* sc = sm.scales + s * S::kScaleFloats;
-        const float sw = sc[kT + wg];
+        const uint32_t a_lo = wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * S::kItemBytes);
+        const uint32_t b_lo = wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes);
 #pragma unroll
-        for (int j = 0; j < kJ; ++j) {
-          const float s0 = sw * sc[8 * j + 2 * t], s1 = sw * sc[8 * j + 2 * t + 1];
-          acc[4 * j + 0] += part[4 * j + 0] * s0;
-          acc[4 * j + 1] += part[4 * j + 1] * s1;
-          acc[4 * j + 2] += part[4 * j + 2] * s0;
-          acc[4 * j + 3] += part[4 * j + 3] * s1;
+        for (int d = 0; d < S::kD; ++d) {
+          // K blocks past K arrive as zeros with zero scales: they add nothing.
+          wgmma::fence_operands(part);
+          issue_block<kT>(part, wgmma::desc_from_lo(a_lo + d * (kWeightBoxBytes >> 4)),
+                          wgmma::desc_from_lo(b_lo + d * (S::kABlockBytes >> 4)));
+          wgmma::wait<0>();
+          wgmma::fence_operands(part);
+          const float* sc = sm.scales + s * S::kScaleFloats + d * S::kScaleRow;
+          const float sw = sc[kT + wg];
+#pragma unroll
+          for (int j = 0; j < kJ; ++j) {
+            const float s0 = sw * sc[8 * j + 2 * t], s1 = sw * sc[8 * j + 2 * t + 1];
+            acc[4 * j + 0] += part[4 * j + 0] * s0;
+            acc[4 * j + 1] += part[4 * j + 1] * s1;
+            acc[4 * j + 2] += part[4 * j + 2] * s0;
+            acc[4 * j + 3] += part[4 * j + 3] * s1;
+          }
         }
       }
       __syncwarp();
@@ -314,6 +335,29 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
+// NOTE [swap-AB K run]: an fp8 operand [rows, K] seen as a 3-D tensor (128 bytes of a K
+// block, row, K block) with strides (1, K, 128): a box of (128, box_rows, kD) is kD K blocks of
+// box_rows rows, written to shared memory K block after K block, each a box_rows x 128 tile in
+// the 128-byte swizzle (a 1024-byte multiple apart: each its own wgmma operand), and read from
+// memory as kD * 128 contiguous bytes per row. K blocks past K arrive as zeros.
+inline CUtensorMap make_kblock_map(const void* base, int64_t rows, int64_t k, int box_rows, int kd, const char* what) {
+  SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (fp8 swap-AB): ", what, " has ", rows,
+               " rows; tensor-map coordinates are 32-bit");
+  const DriverApi& drv = driver();
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {128, static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(k / kKBlock)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k), 128};
+  const cuuint32_t box[3] = {128, static_cast<cuuint32_t>(box_rows), static_cast<cuuint32_t>(kd)};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult rc = drv.cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims,
+                                                 strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (fp8 swap-AB): cuTensorMapEncodeTiled for ", what,
+               " failed (CUresult ", static_cast<int>(rc), "; ", rows, " x ", k, " bytes at ", base, ")");
+  return map;
+}
+
 template <class S>
 struct Launch {
   static const void* kernel() { return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_swapab_kernel<S>); }
@@ -321,12 +365,8 @@ struct Launch {
     SYMMOE_CHECK(src.groups <= S::max_groups(), "grouped GEMM (fp8 swap-AB): ", src.groups,
                  " experts; the tables in shared memory hold at most ", S::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
-    const CUtensorMap map_act =
-        wgmma_frame::make_map_sw128(src.act, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, rows, src.k, S::kT,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "activations");
-    const CUtensorMap map_w =
-        wgmma_frame::make_map_sw128(src.weights, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t{src.groups} * src.n,
-                                    src.k, kItemRows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "weights");
+    const CUtensorMap map_act = make_kblock_map(src.act, rows, src.k, S::kT, S::kD, "activations");
+    const CUtensorMap map_w = make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kD, "weights");
     Params params{src, slots.status, runtime::wait_timeout_ns()};
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(std::max(slots.sm_count, 1), 1, 1);
@@ -341,27 +381,46 @@ struct Launch {
   }
 };
 
-// Stages: as many as fit next to the tables of 256 experts, at most 12 (measured: TODO).
-using Swap8 = Launch<Shape<8, 12>>;
-using Swap16 = Launch<Shape<16, 11>>;
-using Swap32 = Launch<Shape<32, 10>>;
-using Swap64 = Launch<Shape<64, 8>>;
+// Stages: as many as fit next to the tables of 256 experts (Shape::max_groups), at most 12.
+template <int kD>
+struct Family {
+  using M8 = Launch<Shape<8, kD, 12 / kD>>;
+  using M16 = Launch<Shape<16, kD, 12 / kD>>;
+  using M32 = Launch<Shape<32, kD, kD == 1 ? 10 : kD == 2 ? 5 : 2>>;
+  using M64 = Launch<Shape<64, kD, kD == 1 ? 9 : kD == 2 ? 4 : 2>>;
+  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+    const int m = std::max(src.expected_m, 1);
+    if (m <= 8) return M8::launch(src, slots, stream);
+    if (m <= 16) return M16::launch(src, slots, stream);
+    if (m <= 32) return M32::launch(src, slots, stream);
+    return M64::launch(src, slots, stream);
+  }
+  static void append(std::vector<runtime::KernelEntry>& out) {
+    static const std::string d = "_k" + std::to_string(kD);
+    static const std::string n8 = "sm90_grouped_gemm_fp8_swapab_m8" + d, n16 = "sm90_grouped_gemm_fp8_swapab_m16" + d,
+                             n32 = "sm90_grouped_gemm_fp8_swapab_m32" + d, n64 = "sm90_grouped_gemm_fp8_swapab_m64" + d;
+    M8::append(out, n8.c_str());
+    M16::append(out, n16.c_str());
+    M32::append(out, n32.c_str());
+    M64::append(out, n64.c_str());
+  }
+};
 
 WorkspaceBytes workspace(int, int) { return {}; }
 
+// SYMMOE_GEMM_SWAPAB_KBLOCKS: K blocks per stage (1, 2 or 4; default 1).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-  const int m = std::max(src.expected_m, 1);
-  if (m <= 8) return Swap8::launch(src, slots, stream);
-  if (m <= 16) return Swap16::launch(src, slots, stream);
-  if (m <= 32) return Swap32::launch(src, slots, stream);
-  return Swap64::launch(src, slots, stream);
+  const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");
+  SYMMOE_CHECK(kd == 1 || kd == 2 || kd == 4, "SYMMOE_GEMM_SWAPAB_KBLOCKS = ", kd, ": 1, 2 or 4");
+  if (kd == 4) return Family<4>::launch(src, slots, stream);
+  if (kd == 2) return Family<2>::launch(src, slots, stream);
+  return Family<1>::launch(src, slots, stream);
 }
 
 void append_kernels(std::vector<runtime::KernelEntry>& out) {
-  Swap8::append(out, "sm90_grouped_gemm_fp8_swapab_m8");
-  Swap16::append(out, "sm90_grouped_gemm_fp8_swapab_m16");
-  Swap32::append(out, "sm90_grouped_gemm_fp8_swapab_m32");
-  Swap64::append(out, "sm90_grouped_gemm_fp8_swapab_m64");
+  Family<1>::append(out);
+  Family<2>::append(out);
+  Family<4>::append(out);
 }
 
 }  // namespace

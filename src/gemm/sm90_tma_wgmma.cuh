@@ -24,6 +24,15 @@ SYMMOE_DEVICE void load_2d(void* dst, const CUtensorMap* map, int32_t c0, int32_
       : "memory");
 }
 
+// global -> shared: the box of a 3-D tensor map at (c0, c1, c2), completing on `bar`.
+SYMMOE_DEVICE void load_3d(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
+      : "memory");
+}
+
 // global -> shared of every CTA of the cluster in `cta_mask`, at dst's offset in each,
 // completing the bytes on the mbarrier at bar's offset in each of them.
 SYMMOE_DEVICE void load_2d_multicast(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint64_t* bar,

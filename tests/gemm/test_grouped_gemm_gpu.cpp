@@ -321,6 +321,29 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
   expect_pass_kernel_matches(GemmTile::kSwapAB, 500);
 }
 
+// Stages of 2 and 4 K blocks (SYMMOE_GEMM_SWAPAB_KBLOCKS): 13 K blocks, so the last stage of
+// every item runs past K (zeros, zero scales), against the reference and, with integer
+// inputs, bit-exact.
+TEST(GroupedGemmGpu, SwapAbKernelStagesOfSeveralKBlocksMatch) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  uint64_t seed = 600;
+  for (const char* kd : {"2", "4"}) {
+    const test::EnvGuard env_kd("SYMMOE_GEMM_SWAPAB_KBLOCKS", kd);
+    for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+      for (const int expected : {8, 16, 32, 64}) {
+        const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, 384, 1664, expected + 3, false, seed++);
+        const std::string what = std::string("swap-AB, ") + kd + " K blocks per stage, " + name(layout) +
+                                 " expected_m " + std::to_string(expected);
+        expect_matches(c, run(g, c, GemmTile::kSwapAB, runtime::SmBudget{5, 0}, expected), false, what);
+      }
+    }
+    const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 1664, 20, true, seed++);
+    expect_matches(exact, run(g, exact, GemmTile::kSwapAB, {}, 16), true,
+                   std::string("swap-AB integers, ") + kd + " K blocks per stage");
+  }
+}
+
 // The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 3-4 stages; 3 K
 // blocks: an odd count, the overlapped promotion's single-block remainder) and
 // across tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32
