@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The fp8 swap-AB decode kernel on prebuilt binaries (carry build/release/tools/symmoe and
-# build/release/tests/test_gemm_gpu): its GPU tests, then M = 8..64 per expert for each
-# SYMMOE_GEMM_SWAPAB_KBLOCKS in KBLOCKS (default "1 2 4") against CUTLASS's small-M tile, then
-# the same at row strides that are not a power of two (--intermediate 2176, --hidden 7296),
-# same process per run (its d2d copy rate is the Wt% reference). Output: $OUT/gemm_swapab.log.
+# build/release/tests/test_gemm_gpu): its GPU tests (GTEST_FILTER, default *SwapAb*; "skip"
+# runs none), then M = 8..64 per expert (MS) for each SYMMOE_GEMM_SWAPAB_KBLOCKS in KBLOCKS
+# (default "4") with and without the early launch, masked, CUTLASS's small-M tile and our
+# mma.sync decode kernel, then row strides that are not a power of two (--intermediate 2176,
+# --hidden 7296: 68 x 64-row items per expert on gate/up), same process per run (its d2d copy
+# rate is the Wt% reference). Output: $OUT/gemm_swapab.log.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
 B=tools/symmoe
@@ -14,16 +16,24 @@ bench() {
 {
   echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-  timeout 300 tests/test_gemm_gpu --gtest_filter="${GTEST_FILTER:-*SwapAb*}" 2>&1 |
-    grep -E "^\[  (PASSED|FAILED) |^\[==========\]|Failure|error|got" | head -40
-  for kd in ${KBLOCKS:-1 2 4}; do
+  if [ "${GTEST_FILTER:-}" != skip ]; then
+    timeout 300 tests/test_gemm_gpu --gtest_filter="${GTEST_FILTER:-*SwapAb*}" 2>&1 |
+      grep -E "^\[  (PASSED|FAILED) |^\[==========\]|Failure|error|got" | head -40
+  fi
+  for kd in ${KBLOCKS:-4}; do
     echo "== swapab, SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd"
     SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab
+    echo "== swapab, SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd, --no-early-launch"
+    SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab --no-early-launch
   done
+  echo "== swapab, masked"
+  bench --tile swapab --layout masked
   echo "== small"
   bench --tile small
-  for kd in ${KBLOCKS:-1 2 4}; do
-    echo "== swapab, SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd, intermediate 2176, hidden 7296"
-    SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab --intermediate 2176 --hidden 7296
-  done
+  echo "== decode"
+  bench --tile decode --m 8
+  echo "== swapab, intermediate 2176, hidden 7296"
+  bench --tile swapab --intermediate 2176 --hidden 7296
+  echo "== small, intermediate 2176, hidden 7296"
+  bench --tile small --intermediate 2176 --hidden 7296
 } 2>&1 | tee $OUT/gemm_swapab.log

@@ -26,7 +26,7 @@ std::vector<Var> make_registry() {
       {"SYMMOE_BUILD_COMMIT", Type::kString, "",
        "Commit recorded in result files (JSON) in place of the one baked in at configure time; "
        "for builds from a tree without git metadata."},
-      {"SYMMOE_GEMM_SWAPAB_KBLOCKS", Type::kInt, "1",
+      {"SYMMOE_GEMM_SWAPAB_KBLOCKS", Type::kInt, "4",
        "fp8 grouped GEMM, swap-AB decode kernel (--tile swapab): 128-wide K blocks per pipeline "
        "stage (1, 2 or 4): each stage's copies read that many 128-byte K blocks of every weight "
        "row in one contiguous run.",

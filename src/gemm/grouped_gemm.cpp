@@ -61,8 +61,9 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
   auto tiles = [&](const TileChoice& c) {
     return num_experts * ceil_div(std::max(expected_m, 1), c.tile_m) * ceil_div(n, c.tile_n);
   };
-  if (dtype == GemmDtype::kFP8E4M3 && expected_m <= kDecodeMaxM && tiles(small) < int64_t{kDecodeMaxWaves} * sm_count) {
-    return describe_tile(dtype, GemmTile::kDecode);
+  if (dtype == GemmDtype::kFP8E4M3 && expected_m <= small.tile_m &&
+      (expected_m <= kSwapAbMaxM || tiles(small) < int64_t{kDecodeMaxWaves} * sm_count)) {
+    return describe_tile(dtype, GemmTile::kSwapAB);
   }
   if (expected_m <= small.tile_m) return small;
   if (2 * tiles(large) < sm_count) return small;
@@ -139,8 +140,9 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   src.expected_m = expected;
   SYMMOE_CHECK(o.swizzle == 1 || o.swizzle == 2 || o.swizzle == 4 || o.swizzle == 8,
                "GroupedGemmOptions::swizzle = ", o.swizzle, ": 1, 2, 4 or 8");
-  const sm90::LaunchSlots slots{arrays_, kernel_workspace_, plan.usable,   rt_->device(),
-                                rt_->status(), o.swizzle, o.raster == GemmRaster::kAlongN};
+  const sm90::LaunchSlots slots{arrays_,      kernel_workspace_, plan.usable, rt_->device(),
+                                rt_->status(), o.swizzle,         o.raster == GemmRaster::kAlongN,
+                                o.early_launch};
   SYMMOE_CUDA_CHECK(ops_for(p.dtype, tile.tile).launch(src, slots, stream), "grouped GEMM launch (", tile.name,
                     ", ", p.num_experts, " experts, N = ", p.n, ", K = ", p.k, ", ", plan.usable, " SMs)");
   return tile;

@@ -295,6 +295,33 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
   }
 }
 
+// NOTE [swap-AB early launch]: launched with programmatic dependent launch (LaunchSlots::early),
+// a CTA may start while the previous kernel on the stream still runs, on an SM that kernel has
+// left. Before griddepcontrol.wait it touches only its own shared memory and L2: it sets up its
+// barriers and asks L2 for the first kStages stages of weights of the range it would take if
+// every expert had between 1 and kT rows (one pass each; a wrong guess costs only those
+// bytes). The weights may be written by the previous kernel (an expert prefetch): an L2
+// prefetch is no read of them — L2 is the GPU's point of coherence, so the copies after the
+// wait see that kernel's writes. Row tables, activations, scales and outputs are touched only
+// after the wait. Every CTA then triggers its dependents, whose CTAs start in turn on the SMs
+// this grid leaves (a GEMM after this one streams its first weights while this one drains).
+template <class S>
+SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src) {
+  const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
+  const int64_t total = int64_t{src.groups} * blocks_per_pass;
+  const int64_t first = total * blockIdx.x / gridDim.x, end = total * (blockIdx.x + 1) / gridDim.x;
+  if (first >= end) return;
+  const int items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
+  const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
+  constexpr int kStages = S::kStages;  // by value: std::min takes references
+  const int stages = std::min(kStages, (kblocks + S::kD - 1) / S::kD);
+  for (int ks = 0; ks < stages; ++ks) {
+    for (int i = 0; i < items; ++i) {
+      tma::prefetch_l2_3d(&map_w, 0, static_cast<int32_t>(w_row + i * kItemRows), ks * S::kD);
+    }
+  }
+}
+
 template <class S>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_grouped_gemm_fp8_swapab_kernel(const __grid_constant__ CUtensorMap map_act,
@@ -305,13 +332,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const Smem<S> sm(smem_raw + ((1024 - (tma::smem_addr(smem_raw) & 1023)) & 1023), groups);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int blocks_per_pass = src.n / kItemRows;
-  // Items per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
-  // reports them.
-  for (int e = tid; e < groups; e += kThreads) {
-    const GroupRows rows = resolve_group_rows(src, e, p.status, blockIdx.x == 0, kernel_name());
-    sm.rows[e] = make_int2(static_cast<int>(rows.row0), rows.count);  // row0 < 2^31: checked at launch
-    sm.items_start[e + 1] = int64_t{(rows.count + S::kT - 1) / S::kT} * blocks_per_pass;
-  }
   if (tid == 0) {
     tma::prefetch_map(&map_act);
     tma::prefetch_map(&map_w);
@@ -320,6 +340,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       device::bulk::mbarrier_init(&sm.empty[s], kConsumerWarps);
     }
     device::bulk::fence_mbarrier_init();
+    prefetch_first_stages<S>(map_w, src);
+  }
+  device::ptx::griddep_wait();  // NOTE [swap-AB early launch]
+  // Items per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
+  // reports them.
+  for (int e = tid; e < groups; e += kThreads) {
+    const GroupRows rows = resolve_group_rows(src, e, p.status, blockIdx.x == 0, kernel_name());
+    sm.rows[e] = make_int2(static_cast<int>(rows.row0), rows.count);  // row0 < 2^31: checked at launch
+    sm.items_start[e + 1] = int64_t{(rows.count + S::kT - 1) / S::kT} * blocks_per_pass;
   }
   __syncthreads();
   if (warp == 0) {
@@ -327,6 +356,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (lane == 0) sm.items_start[0] = 0;
   }
   __syncthreads();
+  device::ptx::griddep_launch_dependents();
   const device::WaitContext ctx{p.status, p.timeout_ns, kernel_name()};
   if (warp < 4) {
     produce<S>(map_act, map_w, src, sm, ctx);
@@ -373,6 +403,13 @@ struct Launch {
     config.blockDim = dim3(kThreads, 1, 1);
     config.dynamicSmemBytes = S::smem_bytes(src.groups);
     config.stream = stream;
+    cudaLaunchAttribute attr{};
+    if (slots.early) {  // NOTE [swap-AB early launch]
+      attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr.val.programmaticStreamSerializationAllowed = 1;
+      config.attrs = &attr;
+      config.numAttrs = 1;
+    }
     void* args[] = {const_cast<CUtensorMap*>(&map_act), const_cast<CUtensorMap*>(&map_w), &params};
     return cudaLaunchKernelExC(&config, kernel(), args);
   }
@@ -408,7 +445,7 @@ struct Family {
 
 WorkspaceBytes workspace(int, int) { return {}; }
 
-// SYMMOE_GEMM_SWAPAB_KBLOCKS: K blocks per stage (1, 2 or 4; default 1).
+// SYMMOE_GEMM_SWAPAB_KBLOCKS: K blocks per stage (1, 2 or 4; default 4).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");
   SYMMOE_CHECK(kd == 1 || kd == 2 || kd == 4, "SYMMOE_GEMM_SWAPAB_KBLOCKS = ", kd, ": 1, 2 or 4");

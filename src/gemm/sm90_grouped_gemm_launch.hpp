@@ -38,6 +38,7 @@ struct LaunchSlots {
   device::StatusBlock* status;  // invalid row tables are recorded here
   int swizzle;             // GroupedGemmOptions::swizzle
   bool raster_along_n;     // GroupedGemmOptions::raster
+  bool early;              // GroupedGemmOptions::early_launch
 };
 
 struct WorkspaceBytes {

@@ -24,6 +24,14 @@ SYMMOE_DEVICE void load_2d(void* dst, const CUtensorMap* map, int32_t c0, int32_
       : "memory");
 }
 
+// The box of a 3-D tensor map at (c0, c1, c2) into L2 (no shared memory, no completion).
+SYMMOE_DEVICE void prefetch_l2_3d(const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
 // global -> shared: the box of a 3-D tensor map at (c0, c1, c2), completing on `bar`.
 SYMMOE_DEVICE void load_3d(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2, uint64_t* bar) {
   asm volatile(

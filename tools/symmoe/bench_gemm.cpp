@@ -65,13 +65,14 @@ struct GemmOptions {
   int per_graph = 10;
   int sms = 0;
   bool baseline = true;
+  bool early_launch = true;
   bool dry_run = false;
   std::string json;
 };
 
 bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   try {
-    Args args(argv, {"no-baseline", "dry-run"},
+    Args args(argv, {"no-baseline", "no-early-launch", "dry-run"},
               {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
@@ -111,6 +112,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->per_graph = static_cast<int>(args.get_int("per-graph", o->per_graph, 1, 100));
     o->sms = static_cast<int>(args.get_int("sms", 0, 0, 1024));
     o->baseline = !args.flag("no-baseline");
+    o->early_launch = !args.flag("no-early-launch");
     o->dry_run = args.flag("dry-run");
     o->json = args.get("json").value_or("");
     return true;
@@ -120,7 +122,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
                  "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
                  "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
                  "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] "
-                 "[--sms N] [--no-baseline] [--dry-run] [--json FILE]\n",
+                 "[--sms N] [--no-baseline] [--no-early-launch] [--dry-run] [--json FILE]\n",
                  e.what());
     return false;
   }
@@ -280,6 +282,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     p.counts = counts.as<int32_t>();
     p.out = out.p;
     go.expected_m = c.m;
+    go.early_launch = o.early_launch;
     go.tile = o.tile;  // decode and swap-AB are fp8 only: bf16 runs the CUTLASS tile of that size
     if (!fp8 && (o.tile == gemm::GemmTile::kDecode || o.tile == gemm::GemmTile::kSwapAB)) go.tile = gemm::GemmTile::kSmallM;
     gemm::TileChoice tile;
@@ -358,6 +361,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     if (copy_frac > 0) report.record(key + " weight_fraction_of_same_size_copy", copy_frac);
     report.record(key + " tile_m", tile.tile_m);
     report.record(key + " tile_n", tile.tile_n);
+    report.record(key + " early_launch", o.early_launch ? 1 : 0);
     if (dense_us > 0) {
       report.record(key + " dense_us", dense_us, "us");
       report.record(key + " dense_tflops", dense_tflops, "TFLOPS");

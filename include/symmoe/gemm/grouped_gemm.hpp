@@ -36,13 +36,15 @@ struct TileChoice {
 };
 
 // The heuristic: expected_m = rows per expert the caller expects (the row tables live on the
-// device, so the host does not know them). fp8: kDecode when expected_m <= kDecodeMaxM and
-// kSmallM's tiles would take fewer than kDecodeMaxWaves waves on `sm_count` SMs (few experts:
-// there the decode kernel's lower fixed cost wins; with many, CUTLASS's wgmma stream does).
+// device, so the host does not know them). fp8: kSwapAB up to kSwapAbMaxM rows, and up to 64
+// where kSmallM's tiles would take fewer than kDecodeMaxWaves waves on `sm_count` SMs (few
+// experts; with many, at 64 rows CUTLASS's tile re-reads the activations less and wins).
 // Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
 // `sm_count` SMs without a tile; else kLargeM — or our wgmma kernels (kWgmma) from kWgmmaMinM
 // (fp8) / kBf16WgmmaMinM (bf16) rows per expert (bench/RESULTS.md; fp8 below 128 rows was not
-// measured against CUTLASS).
+// measured against CUTLASS). kDecode is no longer chosen (kSwapAB leads it at every measured
+// size) and stays selectable.
+inline constexpr int kSwapAbMaxM = 32;
 inline constexpr int kDecodeMaxM = 8;
 inline constexpr int kDecodeMaxWaves = 4;
 inline constexpr int kWgmmaMinM = 128;
@@ -64,6 +66,12 @@ struct GroupedGemmOptions {
   // SMs the persistent grid may occupy (num_sms 0 = every SM; reserved_sms < 0 counts as 0:
   // the GEMM has no grid-wide barrier, so it needs no reserve unless the caller asks for one).
   runtime::SmBudget budget = runtime::current_sm_budget();
+  // Programmatic dependent launch (kSwapAB; NOTE [swap-AB early launch]): the GEMM's CTAs may
+  // start on SMs the previous kernel on the stream has left, set up and pull their first
+  // weights into L2, and wait for that kernel before touching anything else; they let the next
+  // kernel start likewise. No effect unless the previous kernel triggers its dependents (a
+  // GEMM of this family does) or has finished.
+  bool early_launch = true;
 };
 
 // One per device and stream user: owns the argument arrays and CUTLASS's workspace, sized for
