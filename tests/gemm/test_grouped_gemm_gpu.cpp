@@ -321,26 +321,29 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
   expect_pass_kernel_matches(GemmTile::kSwapAB, 500);
 }
 
-// Stages of 2 and 4 K blocks (SYMMOE_GEMM_SWAPAB_KBLOCKS): 13 K blocks, so the last stage of
-// every item runs past K (zeros, zero scales), against the reference and, with integer
-// inputs, bit-exact.
-TEST(GroupedGemmGpu, SwapAbKernelStagesOfSeveralKBlocksMatch) {
+// The swap-AB kernel's other stage shapes: 1 and 2 K blocks per stage
+// (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above), and two items per warpgroup
+// (SYMMOE_GEMM_SWAPAB_ITEMS_PER_WG = 2: steps of up to 4 items; N = 384 has 6 items per pass,
+// so steps of 2 follow steps of 4). 13 K blocks: the last stage of every item runs past K
+// (zeros, zero scales). Against the reference and, with integer inputs, bit-exact.
+TEST(GroupedGemmGpu, SwapAbKernelStageShapesMatch) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   uint64_t seed = 600;
-  for (const char* kd : {"2", "4"}) {
+  const std::pair<const char*, const char*> shapes[] = {{"1", "1"}, {"2", "1"}, {"1", "2"}, {"2", "2"}};
+  for (const auto& [kd, iw] : shapes) {
     const test::EnvGuard env_kd("SYMMOE_GEMM_SWAPAB_KBLOCKS", kd);
+    const test::EnvGuard env_iw("SYMMOE_GEMM_SWAPAB_ITEMS_PER_WG", iw);
+    const std::string shape = std::string(kd) + " K blocks per stage, " + iw + " items per warpgroup";
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
       for (const int expected : {8, 16, 32, 64}) {
         const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, 384, 1664, expected + 3, false, seed++);
-        const std::string what = std::string("swap-AB, ") + kd + " K blocks per stage, " + name(layout) +
-                                 " expected_m " + std::to_string(expected);
+        const std::string what = "swap-AB, " + shape + ", " + name(layout) + " expected_m " + std::to_string(expected);
         expect_matches(c, run(g, c, GemmTile::kSwapAB, runtime::SmBudget{5, 0}, expected), false, what);
       }
     }
-    const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 1664, 20, true, seed++);
-    expect_matches(exact, run(g, exact, GemmTile::kSwapAB, {}, 16), true,
-                   std::string("swap-AB integers, ") + kd + " K blocks per stage");
+    const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 1664, 40, true, seed++);
+    expect_matches(exact, run(g, exact, GemmTile::kSwapAB, {}, 40), true, "swap-AB integers, " + shape);
   }
 }
 
