@@ -2,8 +2,7 @@
 # The fp8 swap-AB decode kernel on prebuilt binaries (carry build/release/tools/symmoe and
 # build/release/tests/test_gemm_gpu): its GPU tests (GTEST_FILTER, default *SwapAb*; "skip"
 # runs none), then M = 8..64 per expert (MS) for each SYMMOE_GEMM_SWAPAB_KBLOCKS in KBLOCKS
-# (default "4") with and without the early launch, two items per warpgroup at 32 and 64 rows
-# (1 and 2 K blocks per stage), masked, CUTLASS's small-M tile and our
+# (default "4") with and without the early launch, masked, CUTLASS's small-M tile and our
 # mma.sync decode kernel, then row strides that are not a power of two (--intermediate 2176,
 # --hidden 7296: 68 x 64-row items per expert on gate/up), same process per run (its d2d copy
 # rate is the Wt% reference). Output: $OUT/gemm_swapab.log.
@@ -26,10 +25,6 @@ bench() {
     SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab
     echo "== swapab, SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd, --no-early-launch"
     SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab --no-early-launch
-  done
-  for kd in 1 2; do
-    echo "== swapab, SYMMOE_GEMM_SWAPAB_ITEMS_PER_WG=2, SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd"
-    SYMMOE_GEMM_SWAPAB_ITEMS_PER_WG=2 SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab --m 32,64
   done
   echo "== swapab, masked"
   bench --tile swapab --layout masked

@@ -31,11 +31,6 @@ std::vector<Var> make_registry() {
        "stage (1, 2 or 4): each stage's copies read that many 128-byte K blocks of every weight "
        "row in one contiguous run.",
        {}, 1, 4},
-      {"SYMMOE_GEMM_SWAPAB_ITEMS_PER_WG", Type::kInt, "1",
-       "fp8 grouped GEMM, swap-AB decode kernel (--tile swapab): 64-row weight items per consumer "
-       "warpgroup and stage above 16 rows per pass (1 or 2; 2 shares each activation tile among "
-       "twice the weight rows and takes at most 2 K blocks per stage).",
-       {}, 1, 2},
       {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",

@@ -24,8 +24,10 @@
 //    acc += part * (weight scale of the 128-row block * activation scale of the row);
 //  - rows of an expert beyond 8 * kTokenTiles are done in further passes over its weights
 //    (correct for any count; kTokenTiles follows the rows the caller expects, up to 4).
-// Where it is used (choose_tile): up to 8 rows per expert, and only where CUTLASS's 64x128 tiles
-// would take fewer than 4 waves. On SM90, mma.sync with e4m3 operands is not a native
+// No longer chosen by choose_tile: the swap-AB kernel (NOTE [fp8 swap-AB kernel]) streams the
+// weights by TMA into the native fp8 wgmma and leads it at every measured size; it stays
+// selectable (GemmTile::kDecode, --tile decode). Before, it was used up to 8 rows per expert
+// where CUTLASS's 64x128 tiles would take fewer than 4 waves. On SM90, mma.sync with e4m3 operands is not a native
 // tensor-core op — ptxas unpacks both operands to f16 (F2FP, a quarter-rate pipe) and issues
 // HMMA.16816 — which caps this kernel near 130 TFLOPS and makes it sensitive to the SM clock:
 // at 8 rows it leads where CUTLASS's fixed costs and wave quantization dominate (8 experts:

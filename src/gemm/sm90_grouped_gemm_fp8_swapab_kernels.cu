@@ -14,21 +14,37 @@
 //  - a step is two consecutive items of the same expert and pass (one at the end of a range or
 //    of a pass): consumer warpgroup w takes the step's item w, both read the same activation
 //    tile of the stage;
-//  - one producer thread issues the tensor copies of each 128-wide K block into a stage (the
-//    step's 64-row weight boxes and the kT-row activation box, 128-byte swizzle; activation
-//    rows past the expert's rows are other experts' rows or zeros past the tensor, in output
-//    columns never stored) and warp 1's lanes copy the stage's kT activation scales and the
-//    items' weight scales (cp.async, zeros for rows past the count), kStages stages ahead of
-//    the consumers and across step, pass and expert boundaries: the stream does not drain
-//    until the CTA's last item;
-//  - per stage a consumer warpgroup issues the four k32 wgmmas into `part`, waits for them,
-//    promotes (acc += part * weight scale * activation scale of the column: the fp8 recipe's
-//    per-block fp32 promotion, exact per 128-wide K block) and releases the stage; the math is
-//    tiny next to the stage's bytes, so one warpgroup-wide wait per stage costs nothing
-//    measurable while the producer runs kStages ahead;
+//  - one producer thread issues the tensor copies of a stage — kD (default 4) 128-wide K blocks
+//    of the step's 64-row weight items and of the kT-row activation tile, 128-byte swizzle,
+//    kD * 128 contiguous bytes per row (NOTE [swap-AB K run]); activation rows past the
+//    expert's rows are other experts' rows or zeros past the tensor, in output columns never
+//    stored — and warp 1's lanes copy the stage's activation and weight scales (cp.async,
+//    zeros for rows past the count and K blocks past K), kStages stages ahead of the consumers
+//    and across step, pass and expert boundaries: the stream does not drain until the CTA's
+//    last item;
+//  - per K block a consumer warpgroup issues the four k32 wgmmas into `part`, waits for them
+//    and promotes (acc += part * weight scale * activation scale of the column: the fp8
+//    recipe's per-block fp32 promotion, exact per 128-wide K block), then releases the stage;
+//    the math is tiny next to the stage's bytes, so the warpgroup-wide waits cost nothing
+//    measurable while the producer runs ahead;
 //  - at the end of a pass each thread stores its outputs (rows = output columns n, columns =
-//    the expert's rows) as bf16, the expert's rows past its count skipped.
+//    the expert's rows) as bf16, the expert's rows past its count skipped;
+//  - early launch (NOTE [swap-AB early launch]): the CTAs set up and pull their first weights
+//    into L2 while the previous kernel drains.
 // Correct for any count; chosen (choose_tile) at decode sizes, where a pass covers the rows.
+// Measured on the H200 (bench/results/gemm_swapab_h200.log; deepseek-v3 shapes, Wt% = weight
+// bytes / time against the same run's d2d copy rate, 10 GEMMs per graph node to node): against
+// CUTLASS's 64 x 128 tile and our mma.sync decode kernel at 8-64 rows per expert, gate/up
+// E = 8 84-89 % (CUTLASS 78-82 %, decode kernel 85 % at 8 rows), E = 32 80-96 % (89-92 %);
+// down E = 8 75-78 % up to 32 rows and 70 % at 64 (CUTLASS 64-69 %, decode 72 %), E = 32 82-95 %
+// (84-85 %). Stage shape: 1 / 2 / 4 K blocks per stage gave 71-72 / 75-77 / 79-80 % on down
+// E = 8 up to 32 rows (one run, no early launch), so 4 is the default
+// (SYMMOE_GEMM_SWAPAB_KBLOCKS); the early launch adds 2-6 points at E = 8 (down 74.5-78.3 vs
+// 70.2-72.6 %). Two items per warpgroup (steps of 4 items sharing each activation tile) measured
+// 3-16 points lower at 32 and 64 rows: coarser steps balance the SMs worse; not kept.
+// Balance is by whole items: with few items per CTA and an unlucky count (gate/up N = 4352,
+// K = 7296, E = 8: 544 items, 4.1 per CTA) the most loaded SMs carry 5 and the rate falls to
+// 68-81 % (CUTLASS 68-71 %); splitting items along K across CTAs would even that out.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -62,20 +78,17 @@ constexpr int kConsumerWarps = 8;
 constexpr int kWeightBoxBytes = kItemRows * kKBlock;  // 8 KiB
 constexpr int kMaxSmem = wgmma_frame::kMaxSmem;
 
-// kT activation rows per pass (the wgmma's N), kD K blocks per stage, kIw items per consumer
-// warpgroup (a step: up to kSteps = 2 kIw items), kStages stages of
-// [kSteps items x kD K blocks x 64 weight rows x 128 bytes][kD x kT x 128 activation bytes]
-// [kD x (kT + 4) floats: kT activation scales, kSteps weight scales, padding]. A stage's copies
-// read kD * 128 contiguous bytes of each weight and activation row (NOTE [swap-AB K run]).
-template <int kT_, int kD_, int kStages_, int kIw_ = 1>
+// kT activation rows per pass (the wgmma's N), kD K blocks per stage, kStages stages of
+// [2 items x kD K blocks x 64 weight rows x 128 bytes][kD x kT x 128 activation bytes]
+// [kD x (kT + 4) floats: kT activation scales, 2 weight scales, padding]. A stage's copies read
+// kD * 128 contiguous bytes of each weight and activation row (NOTE [swap-AB K run]).
+template <int kT_, int kD_, int kStages_>
 struct Shape {
   static constexpr int kT = kT_;
   static constexpr int kD = kD_;
   static constexpr int kStages = kStages_;
-  static constexpr int kIw = kIw_;
-  static constexpr int kSteps = 2 * kIw;  // items per step
   static constexpr int kItemBytes = kD * kWeightBoxBytes;  // one item's share of a stage
-  static constexpr int kWBytes = kSteps * kItemBytes;
+  static constexpr int kWBytes = 2 * kItemBytes;
   static constexpr int kABlockBytes = kT * kKBlock;
   static constexpr int kABytes = kD * kABlockBytes;
   static constexpr int kScaleRow = kT + 4;
@@ -88,7 +101,6 @@ struct Shape {
   static_assert(kT == 8 || kT == 16 || kT == 32 || kT == 64, "wgmma N of 8, 16, 32 or 64");
   static_assert(kABlockBytes % 1024 == 0, "activation tiles keep the 1024-byte swizzle period");
   static_assert(kD == 1 || kD == 2 || kD == 4, "1, 2 or 4 K blocks per stage");
-  static_assert(kIw == 1 || kIw == 2, "1 or 2 items per warpgroup (weight scales: kScaleRow - kT = 4 slots)");
   static_assert(max_groups() >= 256, "room for the tables of 256 experts");
 };
 
@@ -112,7 +124,7 @@ struct Smem {
   }
 };
 
-// One step of a CTA's walk: items (e, pass, blk) .. (e, pass, blk + items - 1).
+// One step of a CTA's walk: items (e, pass, blk) and, when two, (e, pass, blk + 1).
 struct Step {
   int e;
   int c0;   // first row of the pass within the expert
@@ -129,7 +141,7 @@ struct ItemWalk {
     next = total * blockIdx.x / gridDim.x;
     end = total * (blockIdx.x + 1) / gridDim.x;
   }
-  SYMMOE_DEVICE bool step(const int64_t* items_start, int blocks_per_pass, int kT, int max_items, Step& st) {
+  SYMMOE_DEVICE bool step(const int64_t* items_start, int blocks_per_pass, int kT, Step& st) {
     if (next >= end) return false;
     while (items_start[e + 1] <= next) ++e;
     const int64_t local = next - items_start[e];
@@ -137,7 +149,7 @@ struct ItemWalk {
     st.e = e;
     st.c0 = pass * kT;
     st.blk = static_cast<int>(local % blocks_per_pass);
-    st.items = static_cast<int>(std::min<int64_t>({max_items, blocks_per_pass - st.blk, end - next}));
+    st.items = st.blk + 1 < blocks_per_pass && next + 1 < end ? 2 : 1;
     next += st.items;
     return true;
   }
@@ -164,7 +176,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
   Step st;
   int s = 0;
   uint32_t phase = 0;
-  while (walk.step(sm.items_start, blocks_per_pass, S::kT, S::kSteps, st)) {
+  while (walk.step(sm.items_start, blocks_per_pass, S::kT, st)) {
     const int2 rows = sm.rows[st.e];
     const auto a_row = static_cast<int32_t>(rows.x + st.c0);
     const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
@@ -184,7 +196,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
 #pragma unroll
         for (int d = 0; d < S::kD; ++d) {
           const int kb = kb0 + d;
-          for (int i = lane; i < S::kT + S::kSteps; i += 32) {
+          for (int i = lane; i < S::kT + 2; i += 32) {
             if (i < S::kT) {
               const bool live = st.c0 + i < rows.y && kb < kblocks;
               const float* p = src.act_scales + (live ? (int64_t{rows.x} + st.c0 + i) * kblocks + kb : 0);
@@ -226,60 +238,52 @@ SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t 
   wgmma::commit();
 }
 
-// Consumer warpgroup wg (0, 1) takes items kIw wg .. kIw wg + kIw - 1 of each step; this
-// thread holds weight rows r and r + 8 of each (r = 16 (warp % 4) + lane / 4) and columns (the
-// pass's rows) 8j + 2 (lane % 4) + {0, 1}. A failed stage wait (reported; the abort flag stops
-// the other waiters) does not leave the loop: wgmma must stay warpgroup-uniform, so the thread
-// goes on without waiting, releasing stages, and stores nothing.
+// Consumer warpgroup wg (0, 1); this thread holds weight rows r and r + 8 of the item
+// (r = 16 (warp % 4) + lane / 4) and columns (the pass's rows) 8j + 2 (lane % 4) + {0, 1}.
+// A failed stage wait (reported; the abort flag stops the other waiters) does not leave the
+// loop: wgmma must stay warpgroup-uniform, so the thread goes on without waiting, releasing
+// stages, and stores nothing.
 template <class S>
 SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const device::WaitContext& ctx) {
-  constexpr int kT = S::kT, kJ = kT / 8, kIw = S::kIw;
+  constexpr int kT = S::kT, kJ = kT / 8;
   const int wg = static_cast<int>(threadIdx.x / 128) - 1, warp_in_wg = static_cast<int>(threadIdx.x / 32 % 4);
   const int lane = static_cast<int>(threadIdx.x % 32), g = lane / 4, t = lane % 4;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
   const int kstages = (kblocks + S::kD - 1) / S::kD;
   auto* out = static_cast<__nv_bfloat16*>(src.out);
-  float acc[kIw][kT / 2], part[kIw][kT / 2];
-  wgmma_frame::zero(acc);
+  float acc[kT / 2], part[kT / 2];
+#pragma unroll
+  for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
   ItemWalk walk(sm.items_start, src.groups);
   Step st;
   int s = 0;
   uint32_t phase = 0;
   bool ok = true;
-  while (walk.step(sm.items_start, blocks_per_pass, kT, S::kSteps, st)) {
-    const int mine = std::clamp(st.items - kIw * wg, 0, kIw);  // this warpgroup's items: uniform
+  while (walk.step(sm.items_start, blocks_per_pass, kT, st)) {
+    const bool mine = wg < st.items;  // warpgroup-uniform
     for (int ks = 0; ks < kstages; ++ks) {
       if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
       __syncwarp();
-      if (mine > 0) {
-        const uint32_t a_lo = wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + kIw * wg * S::kItemBytes);
+      if (mine) {
+        const uint32_t a_lo = wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * S::kItemBytes);
         const uint32_t b_lo = wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes);
 #pragma unroll
         for (int d = 0; d < S::kD; ++d) {
           // K blocks past K arrive as zeros with zero scales: they add nothing.
-          const uint64_t db = wgmma::desc_from_lo(b_lo + d * (S::kABlockBytes >> 4));
-#pragma unroll
-          for (int i = 0; i < kIw; ++i) {
-            if (i < mine) {
-              wgmma::fence_operands(part[i]);
-              issue_block<kT>(part[i], wgmma::desc_from_lo(a_lo + (i * S::kItemBytes + d * kWeightBoxBytes) / 16), db);
-            }
-          }
+          wgmma::fence_operands(part);
+          issue_block<kT>(part, wgmma::desc_from_lo(a_lo + d * (kWeightBoxBytes >> 4)),
+                          wgmma::desc_from_lo(b_lo + d * (S::kABlockBytes >> 4)));
           wgmma::wait<0>();
+          wgmma::fence_operands(part);
           const float* sc = sm.scales + s * S::kScaleFloats + d * S::kScaleRow;
+          const float sw = sc[kT + wg];
 #pragma unroll
-          for (int i = 0; i < kIw; ++i) {
-            if (i >= mine) continue;
-            wgmma::fence_operands(part[i]);
-            const float sw = sc[kT + kIw * wg + i];
-#pragma unroll
-            for (int j = 0; j < kJ; ++j) {
-              const float s0 = sw * sc[8 * j + 2 * t], s1 = sw * sc[8 * j + 2 * t + 1];
-              acc[i][4 * j + 0] += part[i][4 * j + 0] * s0;
-              acc[i][4 * j + 1] += part[i][4 * j + 1] * s1;
-              acc[i][4 * j + 2] += part[i][4 * j + 2] * s0;
-              acc[i][4 * j + 3] += part[i][4 * j + 3] * s1;
-            }
+          for (int j = 0; j < kJ; ++j) {
+            const float s0 = sw * sc[8 * j + 2 * t], s1 = sw * sc[8 * j + 2 * t + 1];
+            acc[4 * j + 0] += part[4 * j + 0] * s0;
+            acc[4 * j + 1] += part[4 * j + 1] * s1;
+            acc[4 * j + 2] += part[4 * j + 2] * s0;
+            acc[4 * j + 3] += part[4 * j + 3] * s1;
           }
         }
       }
@@ -287,26 +291,23 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
       if (lane == 0) tma::mbarrier_arrive(&sm.empty[s]);
       advance_stage(s, phase, S::kStages);
     }
-    if (mine == 0 || !ok) continue;
+    if (!mine || !ok) continue;
     const int2 rows = sm.rows[st.e];
+    const int64_t n = int64_t{st.blk + wg} * kItemRows + 16 * warp_in_wg + g;
 #pragma unroll
-    for (int i = 0; i < kIw; ++i) {
-      if (i >= mine) continue;
-      const int64_t n = int64_t{st.blk + kIw * wg + i} * kItemRows + 16 * warp_in_wg + g;
+    for (int j = 0; j < kJ; ++j) {
 #pragma unroll
-      for (int j = 0; j < kJ; ++j) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int c = st.c0 + 8 * j + 2 * t + h;
-          if (c < rows.y) {
-            __nv_bfloat16* o = out + (int64_t{rows.x} + c) * src.n + n;
-            o[0] = __float2bfloat16_rn(acc[i][4 * j + h]);
-            o[8] = __float2bfloat16_rn(acc[i][4 * j + 2 + h]);
-          }
+      for (int h = 0; h < 2; ++h) {
+        const int c = st.c0 + 8 * j + 2 * t + h;
+        if (c < rows.y) {
+          __nv_bfloat16* o = out + (int64_t{rows.x} + c) * src.n + n;
+          o[0] = __float2bfloat16_rn(acc[4 * j + h]);
+          o[8] = __float2bfloat16_rn(acc[4 * j + 2 + h]);
         }
       }
     }
-    wgmma_frame::zero(acc);
+#pragma unroll
+    for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
   }
 }
 
@@ -326,8 +327,7 @@ SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSo
   const int64_t total = int64_t{src.groups} * blocks_per_pass;
   const int64_t first = total * blockIdx.x / gridDim.x, end = total * (blockIdx.x + 1) / gridDim.x;
   if (first >= end) return;
-  const int items =
-      static_cast<int>(std::min<int64_t>({S::kSteps, blocks_per_pass - first % blocks_per_pass, end - first}));
+  const int items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
   const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
   constexpr int kStages = S::kStages;  // by value: std::min takes references
   const int stages = std::min(kStages, (kblocks + S::kD - 1) / S::kD);
@@ -459,33 +459,12 @@ struct Family {
   }
 };
 
-// Two items per warpgroup (a step of 4 items: the activation tile of a stage is shared by
-// twice the weight rows), for 32 and 64 rows per pass with 1 or 2 K blocks per stage.
-template <int kD>
-struct WideFamily {
-  using M32 = Launch<Shape<32, kD, kD == 1 ? 6 : 3, 2>>;
-  using M64 = Launch<Shape<64, kD, kD == 1 ? 5 : 2, 2>>;
-  static void append(std::vector<runtime::KernelEntry>& out) {
-    static const std::string d = "_k" + std::to_string(kD) + "_iw2";
-    static const std::string n32 = "sm90_grouped_gemm_fp8_swapab_m32" + d, n64 = "sm90_grouped_gemm_fp8_swapab_m64" + d;
-    M32::append(out, n32.c_str());
-    M64::append(out, n64.c_str());
-  }
-};
-
 WorkspaceBytes workspace(int, int) { return {}; }
 
-// SYMMOE_GEMM_SWAPAB_KBLOCKS: K blocks per stage (1, 2 or 4; default 4);
-// SYMMOE_GEMM_SWAPAB_ITEMS_PER_WG: 2 takes WideFamily above 16 rows per pass (K blocks per
-// stage then at most 2).
+// SYMMOE_GEMM_SWAPAB_KBLOCKS: K blocks per stage (1, 2 or 4; default 4).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");
   SYMMOE_CHECK(kd == 1 || kd == 2 || kd == 4, "SYMMOE_GEMM_SWAPAB_KBLOCKS = ", kd, ": 1, 2 or 4");
-  const int m = std::max(src.expected_m, 1);
-  if (m > 16 && env::get_int("SYMMOE_GEMM_SWAPAB_ITEMS_PER_WG") == 2) {
-    if (kd == 1) return m <= 32 ? WideFamily<1>::M32::launch(src, slots, stream) : WideFamily<1>::M64::launch(src, slots, stream);
-    return m <= 32 ? WideFamily<2>::M32::launch(src, slots, stream) : WideFamily<2>::M64::launch(src, slots, stream);
-  }
   if (kd == 4) return Family<4>::launch(src, slots, stream);
   if (kd == 2) return Family<2>::launch(src, slots, stream);
   return Family<1>::launch(src, slots, stream);
@@ -495,8 +474,6 @@ void append_kernels(std::vector<runtime::KernelEntry>& out) {
   Family<1>::append(out);
   Family<2>::append(out);
   Family<4>::append(out);
-  WideFamily<1>::append(out);
-  WideFamily<2>::append(out);
 }
 
 }  // namespace

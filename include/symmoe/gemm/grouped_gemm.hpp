@@ -17,7 +17,8 @@ namespace symmoe::gemm {
 // tiles, ping-pong consumer warpgroups, no cluster (fp8 64x128x128, bf16 64x128x64): sizes
 // where 128-row tiles would be mostly padding. kDecode (fp8 only): our weight-streaming kernel
 // for up to 8 rows per expert (mma.sync fragments loaded straight from global memory, no
-// argument builder; NOTE [fp8 decode kernel]); correct for any count, in passes of up to 32.
+// argument builder; NOTE [fp8 decode kernel]); correct for any count, in passes of up to 32;
+// superseded by kSwapAB, not chosen by kAuto.
 // kWgmma: our warp-specialized persistent wgmma/TMA kernel, 128x256 tiles (128x192
 // with SYMMOE_GEMM_WGMMA_TILE_N=192), two consumer warpgroups, promotion per 128-wide K block
 // overlapped with the next wgmma batch, tensor-store epilogue (NOTE [fp8 wgmma kernel]); kAuto
