@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The grouped GEMM's GPU tests and result benchmarks on prebuilt binaries (carry
 # build/release/tools/symmoe and build/release/tests/test_gemm_gpu): the two `bench gemm` runs of
-# run_all.sh, then decode sizes per kernel family (--tile decode | small), then large M with our
+# run_all.sh, then decode sizes per kernel family (--tile swapab | decode | small), then large M with our
 # wgmma kernels against CUTLASS's large-M tiles (--tile wgmma | large; bf16 per BF16_CLUSTERS, the
 # SYMMOE_GEMM_WGMMA_BF16_CLUSTER values, default "1 2 4"). SYMMOE_TEST_WGMMA_VARIANTS limits the
 # wgmma test's variants (shorter runs). Output in $OUT:
@@ -18,9 +18,9 @@ grep -E "^\[  (PASSED|FAILED) |Failure" $OUT/test_gemm_gpu.log | head -20
   timeout 240 $B bench gemm --reps 10 --json $OUT/gemm_h200.json || status=1
   timeout 120 $B bench gemm --layout masked --m 8,16,64 --experts 8,32 --dtype fp8 --reps 10 \
     --json $OUT/gemm_masked_h200.json || status=1
-  for t in decode small; do
+  for t in swapab decode small; do
     echo "== fp8 decode sizes, contiguous, --tile $t"
-    timeout 120 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 8,16,32 --reps 10 --no-baseline 2>&1 |
+    timeout 120 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 8,16,32,64 --reps 10 --no-baseline 2>&1 |
       grep -E "^  (gate_up|down) |d2d"
   done
   for t in wgmma large; do
