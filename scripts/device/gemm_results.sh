@@ -3,7 +3,7 @@
 # build/release/tools/symmoe and build/release/tests/test_gemm_gpu): the two `bench gemm` runs of
 # run_all.sh, then decode sizes per kernel family (--tile swapab | decode | small), then large M with our
 # wgmma kernels against CUTLASS's large-M tiles (--tile wgmma | large; bf16 per BF16_CLUSTERS, the
-# SYMMOE_GEMM_WGMMA_BF16_CLUSTER values, default "1 2 4"). SYMMOE_TEST_WGMMA_VARIANTS limits the
+# SYMMOE_GEMM_WGMMA_BF16_CLUSTER values, default "1 2 4"; LARGE=0 skips these). SYMMOE_TEST_WGMMA_VARIANTS limits the
 # wgmma test's variants (shorter runs). Output in $OUT:
 # test_gemm_gpu.log, gemm_bench_h200.log, gemm_h200.json, gemm_masked_h200.json.
 export PATH=/usr/local/cuda/bin:$PATH
@@ -23,6 +23,7 @@ grep -E "^\[  (PASSED|FAILED) |Failure" $OUT/test_gemm_gpu.log | head -20
     timeout 120 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 8,16,32,64 --reps 10 --no-baseline 2>&1 |
       grep -E "^  (gate_up|down) |d2d"
   done
+  [ "${LARGE:-1}" = 0 ] && exit $status  # LARGE=0: no per-tile large-M comparisons
   for t in wgmma large; do
     echo "== fp8 large M, contiguous, --tile $t"
     timeout 180 $B bench gemm --dtype fp8 --tile $t --experts 8,32 --m 256,1024,4096 --reps 5 2>&1 |
