@@ -40,8 +40,11 @@
 // (84-85 %). Stage shape: 1 / 2 / 4 K blocks per stage gave 71-72 / 75-77 / 79-80 % on down
 // E = 8 up to 32 rows (one run, no early launch), so 4 is the default
 // (SYMMOE_GEMM_SWAPAB_KBLOCKS); the early launch adds 2-6 points at E = 8 (down 74.5-78.3 vs
-// 70.2-72.6 %). Two items per warpgroup (steps of 4 items sharing each activation tile) measured
-// 3-16 points lower at 32 and 64 rows: coarser steps balance the SMs worse; not kept.
+// 70.2-72.6 %). Two items per warpgroup (steps of 4 items sharing each activation tile, a
+// quarter less L2 traffic at 64 rows) measured 3-16 points lower at 32 and 64 rows: with 4
+// items only 1 or 2 K blocks fit in a stage (short row runs) or 2-3 stages in shared memory;
+// not kept. After long large-M GEMMs (a hot GPU) the same sizes run 5-10 points lower
+// (gemm_bench_h200.log: down E = 8 at 8 rows 70 % there, 76 % in the decode-size section).
 // Balance is by whole items: with few items per CTA and an unlucky count (gate/up N = 4352,
 // K = 7296, E = 8: 544 items, 4.1 per CTA) the most loaded SMs carry 5 and the rate falls to
 // 68-81 % (CUTLASS 68-71 %); splitting items along K across CTAs would even that out.
