@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The fp8 swap-AB decode kernel on prebuilt binaries (carry build/release/tools/symmoe and
 # build/release/tests/test_gemm_gpu): its GPU tests (GTEST_FILTER, default *SwapAb*; "skip"
-# runs none), then M = 8..64 per expert (MS) for each SYMMOE_GEMM_SWAPAB_KBLOCKS in KBLOCKS
-# (default "4") with and without the early launch, masked, CUTLASS's small-M tile and our
-# mma.sync decode kernel, then row strides that are not a power of two (--intermediate 2176,
-# --hidden 7296: 68 x 64-row items per expert on gate/up), same process per run (its d2d copy
-# rate is the Wt% reference). Output: $OUT/gemm_swapab.log.
+# runs none), then M = 8..64 per expert (MS) with the dynamic and the static schedule
+# (SYMMOE_GEMM_SWAPAB_SCHEDULE), without the early launch, masked, CUTLASS's small-M tile, and
+# a shape whose item count splits unevenly over the SMs (--intermediate 2176, --hidden 7296:
+# 68 x 64-row items per expert on gate/up) with both schedules; same process per run (its d2d
+# copy rate is the Wt% reference). KBLOCKS sets SYMMOE_GEMM_SWAPAB_KBLOCKS (default: the
+# library's). Output: $OUT/gemm_swapab.log.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
 B=tools/symmoe
+[ -n "${KBLOCKS:-}" ] && export SYMMOE_GEMM_SWAPAB_KBLOCKS=$KBLOCKS
 bench() {
   timeout 120 $B bench gemm --dtype fp8 --experts 8,32 --m ${MS:-8,16,32,64} --reps 10 --no-baseline "$@" 2>&1 |
     grep -E "^  (gate_up|down) |d2d|rror"
@@ -20,20 +22,20 @@ bench() {
     timeout 300 tests/test_gemm_gpu --gtest_filter="${GTEST_FILTER:-*SwapAb*}" 2>&1 |
       grep -E "^\[  (PASSED|FAILED) |^\[==========\]|Failure|error|got" | head -40
   fi
-  for kd in ${KBLOCKS:-4}; do
-    echo "== swapab, SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd"
-    SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab
-    echo "== swapab, SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd, --no-early-launch"
-    SYMMOE_GEMM_SWAPAB_KBLOCKS=$kd bench --tile swapab --no-early-launch
+  for sched in dynamic static; do
+    echo "== swapab, SYMMOE_GEMM_SWAPAB_SCHEDULE=$sched"
+    SYMMOE_GEMM_SWAPAB_SCHEDULE=$sched bench --tile swapab
   done
+  echo "== swapab, --no-early-launch"
+  bench --tile swapab --no-early-launch
   echo "== swapab, masked"
   bench --tile swapab --layout masked
   echo "== small"
   bench --tile small
-  echo "== decode"
-  bench --tile decode --m 8
-  echo "== swapab, intermediate 2176, hidden 7296"
-  bench --tile swapab --intermediate 2176 --hidden 7296
+  for sched in dynamic static; do
+    echo "== swapab, SYMMOE_GEMM_SWAPAB_SCHEDULE=$sched, intermediate 2176, hidden 7296"
+    SYMMOE_GEMM_SWAPAB_SCHEDULE=$sched bench --tile swapab --intermediate 2176 --hidden 7296
+  done
   echo "== small, intermediate 2176, hidden 7296"
   bench --tile small --intermediate 2176 --hidden 7296
 } 2>&1 | tee $OUT/gemm_swapab.log

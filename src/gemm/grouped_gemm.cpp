@@ -91,15 +91,21 @@ GroupedGemm::GroupedGemm(runtime::DeviceRuntime& rt, int max_experts) : rt_(&rt)
   SYMMOE_CUDA_CHECK(cudaSetDevice(rt.device()));
   cudaError_t rc = cudaMalloc(&arrays_, arrays);
   if (rc == cudaSuccess && kernel > 0) rc = cudaMalloc(&kernel_workspace_, kernel);
+  if (rc == cudaSuccess) rc = cudaMalloc(&schedule_, kScheduleBytes);
+  if (rc == cudaSuccess) rc = cudaMemset(schedule_, 0, kScheduleBytes);
+  if (rc == cudaSuccess) rc = cudaStreamSynchronize(nullptr);  // zeroed before any stream uses it
   cudaSetDevice(previous);
   if (rc != cudaSuccess) {
+    if (schedule_ != nullptr) cudaFree(schedule_);
+    if (kernel_workspace_ != nullptr) cudaFree(kernel_workspace_);
     if (arrays_ != nullptr) cudaFree(arrays_);
     SYMMOE_CUDA_CHECK(rc, "GroupedGemm workspace (", arrays + kernel, " bytes for ", max_experts, " experts)");
   }
-  workspace_bytes_ = arrays + kernel;
+  workspace_bytes_ = arrays + kernel + kScheduleBytes;
 }
 
 GroupedGemm::~GroupedGemm() {
+  if (schedule_ != nullptr) cudaFree(schedule_);
   if (kernel_workspace_ != nullptr) cudaFree(kernel_workspace_);
   if (arrays_ != nullptr) cudaFree(arrays_);
 }
@@ -142,7 +148,7 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
                "GroupedGemmOptions::swizzle = ", o.swizzle, ": 1, 2, 4 or 8");
   const sm90::LaunchSlots slots{arrays_,      kernel_workspace_, plan.usable, rt_->device(),
                                 rt_->status(), o.swizzle,         o.raster == GemmRaster::kAlongN,
-                                o.early_launch};
+                                o.early_launch, static_cast<int*>(schedule_)};
   SYMMOE_CUDA_CHECK(ops_for(p.dtype, tile.tile).launch(src, slots, stream), "grouped GEMM launch (", tile.name,
                     ", ", p.num_experts, " experts, N = ", p.n, ", K = ", p.k, ", ", plan.usable, " SMs)");
   return tile;

@@ -76,7 +76,7 @@ using wgmma_frame::advance_stage;
 
 constexpr int kItemRows = 64;   // weight rows of a work item: one consumer warpgroup's wgmma M
 constexpr int kKBlock = 128;    // bytes (fp8 elements) of K per stage = kFp8ScaleBlock
-constexpr int kThreads = 384;   // warp 0: tensor copies, warp 1: scale copies, warps 4-11: consumers
+constexpr int kThreads = 384;   // warp 1: producer (warps 0, 2, 3 idle: warpgroup alignment), warps 4-11: consumers
 constexpr int kConsumerWarps = 8;
 constexpr int kWeightBoxBytes = kItemRows * kKBlock;  // 8 KiB
 constexpr int kMaxSmem = wgmma_frame::kMaxSmem;
@@ -97,8 +97,8 @@ struct Shape {
   static constexpr int kScaleRow = kT + 4;
   static constexpr int kScaleFloats = kD * kScaleRow;
   // [kStages x weights][kStages x activations][kStages x scales][full bars][empty bars]
-  // [expert rows: E x (row0, count)][items_start: E + 1 int64]
-  static constexpr int kFixedBytes = kStages * (kWBytes + kABytes + 4 * kScaleFloats) + 2 * 8 * kStages;
+  // [step codes: kStages int64][items_start: E + 1 int64][expert rows: E x (row0, count)]
+  static constexpr int kFixedBytes = kStages * (kWBytes + kABytes + 4 * kScaleFloats) + 3 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 8 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 8) / 16; }
   static_assert(kT == 8 || kT == 16 || kT == 32 || kT == 64, "wgmma N of 8, 16, 32 or 64");
@@ -114,6 +114,7 @@ struct Smem {
   float* scales;
   uint64_t* full;
   uint64_t* empty;
+  int64_t* step_code;  // per stage: the step its copies belong to (encode_step), or kStop
   int2* rows;
   int64_t* items_start;
   SYMMOE_DEVICE Smem(uint8_t* base, int groups) {
@@ -122,12 +123,18 @@ struct Smem {
     scales = reinterpret_cast<float*>(a + S::kStages * S::kABytes);
     full = reinterpret_cast<uint64_t*>(scales + S::kStages * S::kScaleFloats);
     empty = full + S::kStages;
-    items_start = reinterpret_cast<int64_t*>(empty + S::kStages);
+    step_code = reinterpret_cast<int64_t*>(empty + S::kStages);
+    items_start = step_code + S::kStages;
     rows = reinterpret_cast<int2*>(items_start + groups + 1);
   }
 };
 
-// One step of a CTA's walk: items (e, pass, blk) and, when two, (e, pass, blk + 1).
+// A step: items `first` .. first + items - 1 (1 or 2) of one expert and pass, items numbered
+// as in items_start. Its code travels with each of its stages (Smem::step_code), so the
+// consumers follow whatever order the producer took the steps in.
+constexpr int64_t kStop = -1;
+SYMMOE_DEVICE int64_t encode_step(int64_t first, int items) { return 2 * first + (items - 1); }
+
 struct Step {
   int e;
   int c0;   // first row of the pass within the expert
@@ -135,66 +142,98 @@ struct Step {
   int items;
 };
 
-// A CTA's contiguous range of items [next, end) and the expert the walk is in.
-struct ItemWalk {
+// The expert of item `item`: the last e with items_start[e] <= item (binary search; experts
+// without items have items_start[e] = items_start[e + 1] and are passed over).
+SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int groups, int blocks_per_pass, int kT) {
+  const int64_t first = code / 2;
+  int lo = 0, hi = groups - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (items_start[mid] <= first) lo = mid; else hi = mid - 1;
+  }
+  const int64_t local = first - items_start[lo];
+  return Step{lo, static_cast<int>(local / blocks_per_pass) * kT, static_cast<int>(local % blocks_per_pass),
+              static_cast<int>(code % 2) + 1};
+}
+
+// NOTE [swap-AB schedule]: how the producers take steps.
+//  - dynamic (default): every step is a pair of items (an expert's passes have N / 64 items,
+//    an even count); CTA b starts with pair b and then takes pair gridDim.x + (the next value of
+//    a device-wide counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs
+//    that HBM serves faster take more pairs and all finish together, give or take a pair. The
+//    counter is read and advanced only after griddepcontrol.wait (NOTE [swap-AB early launch]),
+//    i.e. after the previous launch on the stream completed; every CTA reaches the end of the
+//    kernel (failed waits are bounded and leave the loops), counts itself in `done`, and the
+//    last one resets both words for the next launch. Launches sharing one GroupedGemm must be
+//    ordered on one stream (as its argument arrays already require).
+//  - static: each CTA takes a contiguous range of items, equal in length give or take one
+//    (steps of two, one at the end of a range or pass).
+struct Schedule {
+  int* next;  // device words: [0] next pair, [1] CTAs done
+  bool dynamic;
+};
+
+// A CTA's contiguous range of items [next, end) (static schedule).
+struct ItemRange {
   int64_t next, end;
-  int e = 0;
-  SYMMOE_DEVICE ItemWalk(const int64_t* items_start, int groups) {
-    const int64_t total = items_start[groups];
-    next = total * blockIdx.x / gridDim.x;
-    end = total * (blockIdx.x + 1) / gridDim.x;
-  }
-  SYMMOE_DEVICE bool step(const int64_t* items_start, int blocks_per_pass, int kT, Step& st) {
-    if (next >= end) return false;
-    while (items_start[e + 1] <= next) ++e;
-    const int64_t local = next - items_start[e];
-    const int pass = static_cast<int>(local / blocks_per_pass);
-    st.e = e;
-    st.c0 = pass * kT;
-    st.blk = static_cast<int>(local % blocks_per_pass);
-    st.items = st.blk + 1 < blocks_per_pass && next + 1 < end ? 2 : 1;
-    next += st.items;
-    return true;
-  }
+  SYMMOE_DEVICE ItemRange(int64_t total) : next(total * blockIdx.x / gridDim.x), end(total * (blockIdx.x + 1) / gridDim.x) {}
 };
 
 struct Params {
   GroupSource src;
   device::StatusBlock* status;
   uint64_t timeout_ns;
+  Schedule schedule;
 };
 
 SYMMOE_DEVICE const char* kernel_name() { return "grouped_gemm_fp8_swapab"; }
 
-// Warp 0's thread 0: the tensor copies; warp 1: the scale copies. Returns at the end of the
-// CTA's items or on a failed wait.
+// Warp 1: lane 0 takes the steps (NOTE [swap-AB schedule]) and issues the tensor copies, every
+// lane copies scales; after the last step a stage with code kStop ends the consumers. Returns
+// at the end or on a failed wait.
 template <class S>
 SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w, const GroupSource& src,
-                           const Smem<S>& sm, const device::WaitContext& ctx) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (!(warp == 0 && lane == 0) && warp != 1) return;
+                           const Smem<S>& sm, const Schedule& sched, const device::WaitContext& ctx) {
+  const int lane = threadIdx.x % 32;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
-  const int kstages = (kblocks + S::kD - 1) / S::kD;  // stages per item; the last may run past K
-  ItemWalk walk(sm.items_start, src.groups);
-  Step st;
+  const int kstages = (kblocks + S::kD - 1) / S::kD;  // stages per step; the last may run past K
+  const int64_t total = sm.items_start[src.groups];
+  ItemRange range(total);
+  // Dynamic: pair blockIdx.x first (no counter round trip before the first copies; the pair the
+  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead.
+  int64_t pair = blockIdx.x, upcoming = 0;
   int s = 0;
   uint32_t phase = 0;
-  while (walk.step(sm.items_start, blocks_per_pass, S::kT, st)) {
-    const int2 rows = sm.rows[st.e];
+  for (;;) {
+    int64_t code = kStop;
+    if (sched.dynamic) {
+      if (lane == 0 && 2 * pair < total) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
+      if (2 * pair < total) code = encode_step(2 * pair, 2);
+      pair = __shfl_sync(0xffffffffu, upcoming, 0);
+    } else if (range.next < range.end) {
+      const int blk = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT).blk;
+      const int items = blk + 1 < blocks_per_pass && range.next + 1 < range.end ? 2 : 1;
+      code = encode_step(range.next, items);
+      range.next += items;
+    }
+    const Step st = code == kStop ? Step{0, 0, 0, 0} : decode_step(code, sm.items_start, src.groups, blocks_per_pass, S::kT);
+    const int2 rows = code == kStop ? make_int2(0, 0) : sm.rows[st.e];
     const auto a_row = static_cast<int32_t>(rows.x + st.c0);
     const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
-    for (int ks = 0; ks < kstages; ++ks) {
+    for (int ks = 0; ks < (code == kStop ? 1 : kstages); ++ks) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
       const int kb0 = ks * S::kD;
-      if (warp == 0) {
-        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], st.items * S::kItemBytes + S::kABytes);
+      if (lane == 0) {
+        sm.step_code[s] = code;  // published by the arrival below (release), read after the full wait
+        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], st.items * S::kItemBytes + (code == kStop ? 0 : S::kABytes));
         uint8_t* w_dst = sm.w + s * S::kWBytes;
         for (int i = 0; i < st.items; ++i) {
           tma::load_3d(w_dst + i * S::kItemBytes, &map_w, 0, static_cast<int32_t>(w_row + i * kItemRows), kb0,
                        &sm.full[s]);
         }
-        tma::load_3d(sm.a + s * S::kABytes, &map_act, 0, a_row, kb0, &sm.full[s]);
-      } else {
+        if (code != kStop) tma::load_3d(sm.a + s * S::kABytes, &map_act, 0, a_row, kb0, &sm.full[s]);
+      }
+      if (code != kStop) {
         float* dst = sm.scales + s * S::kScaleFloats;
 #pragma unroll
         for (int d = 0; d < S::kD; ++d) {
@@ -214,10 +253,11 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
             }
           }
         }
-        tma::cp_async_arrive_noinc(&sm.full[s]);
       }
+      tma::cp_async_arrive_noinc(&sm.full[s]);
       advance_stage(s, phase, S::kStages);
     }
+    if (code == kStop) return;
   }
 }
 
@@ -241,11 +281,12 @@ SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t 
   wgmma::commit();
 }
 
-// Consumer warpgroup wg (0, 1); this thread holds weight rows r and r + 8 of the item
-// (r = 16 (warp % 4) + lane / 4) and columns (the pass's rows) 8j + 2 (lane % 4) + {0, 1}.
-// A failed stage wait (reported; the abort flag stops the other waiters) does not leave the
-// loop: wgmma must stay warpgroup-uniform, so the thread goes on without waiting, releasing
-// stages, and stores nothing.
+// Consumer warpgroup wg (0, 1) takes item wg of each step; this thread holds weight rows r and
+// r + 8 of it (r = 16 (warp % 4) + lane / 4) and columns (the pass's rows)
+// 8j + 2 (lane % 4) + {0, 1}. Steps come as the stages' codes (NOTE [swap-AB schedule]); the
+// first stage of a step names it, kStop ends the loop. A failed stage wait (reported; the abort
+// flag stops the other waiters) ends the warpgroup's loop as a whole (wgmma must stay
+// warpgroup-uniform): the wait's outcome is and-reduced over the warpgroup.
 template <class S>
 SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const device::WaitContext& ctx) {
   constexpr int kT = S::kT, kJ = kT / 8;
@@ -255,18 +296,22 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
   const int kstages = (kblocks + S::kD - 1) / S::kD;
   auto* out = static_cast<__nv_bfloat16*>(src.out);
   float acc[kT / 2], part[kT / 2];
-#pragma unroll
-  for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
-  ItemWalk walk(sm.items_start, src.groups);
-  Step st;
   int s = 0;
   uint32_t phase = 0;
-  bool ok = true;
-  while (walk.step(sm.items_start, blocks_per_pass, kT, st)) {
+  auto wait_full = [&] {
+    const bool ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+    return wg == 0 ? tma::named_sync_and<1>(128, ok) : tma::named_sync_and<2>(128, ok);
+  };
+  for (;;) {
+    if (!wait_full()) return;
+    const int64_t code = sm.step_code[s];
+    if (code == kStop) return;
+    const Step st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, kT);
     const bool mine = wg < st.items;  // warpgroup-uniform
+#pragma unroll
+    for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
     for (int ks = 0; ks < kstages; ++ks) {
-      if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
-      __syncwarp();
+      if (ks > 0 && !wait_full()) return;
       if (mine) {
         const uint32_t a_lo = wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * S::kItemBytes);
         const uint32_t b_lo = wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes);
@@ -294,7 +339,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
       if (lane == 0) tma::mbarrier_arrive(&sm.empty[s]);
       advance_stage(s, phase, S::kStages);
     }
-    if (!mine || !ok) continue;
+    if (!mine) continue;
     const int2 rows = sm.rows[st.e];
     const int64_t n = int64_t{st.blk + wg} * kItemRows + 16 * warp_in_wg + g;
 #pragma unroll
@@ -309,26 +354,26 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
         }
       }
     }
-#pragma unroll
-    for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
   }
 }
 
 // NOTE [swap-AB early launch]: launched with programmatic dependent launch (LaunchSlots::early),
 // a CTA may start while the previous kernel on the stream still runs, on an SM that kernel has
 // left. Before griddepcontrol.wait it touches only its own shared memory and L2: it sets up its
-// barriers and asks L2 for the first kStages stages of weights of the range it would take if
-// every expert had between 1 and kT rows (one pass each; a wrong guess costs only those
-// bytes). The weights may be written by the previous kernel (an expert prefetch): an L2
+// barriers and asks L2 for the first kStages stages of weights of the step it would take first
+// if every expert had between 1 and kT rows (one pass each) — the pair of its index (dynamic
+// schedule: the first pairs go out in about CTA order) or the start of its range (static); a
+// wrong guess costs only those bytes. The weights may be written by the previous kernel (an expert prefetch): an L2
 // prefetch is no read of them — L2 is the GPU's point of coherence, so the copies after the
 // wait see that kernel's writes. Row tables, activations, scales and outputs are touched only
 // after the wait. Every CTA then triggers its dependents, whose CTAs start in turn on the SMs
 // this grid leaves (a GEMM after this one streams its first weights while this one drains).
 template <class S>
-SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src) {
+SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src, bool dynamic) {
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
   const int64_t total = int64_t{src.groups} * blocks_per_pass;
-  const int64_t first = total * blockIdx.x / gridDim.x, end = total * (blockIdx.x + 1) / gridDim.x;
+  const ItemRange range(total);
+  const int64_t first = dynamic ? 2 * int64_t{blockIdx.x} : range.next, end = dynamic ? total : range.end;
   if (first >= end) return;
   const int items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
   const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
@@ -359,7 +404,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       device::bulk::mbarrier_init(&sm.empty[s], kConsumerWarps);
     }
     device::bulk::fence_mbarrier_init();
-    prefetch_first_stages<S>(map_w, src);
+    prefetch_first_stages<S>(map_w, src, p.schedule.dynamic);
   }
   device::ptx::griddep_wait();  // NOTE [swap-AB early launch]
   // Items per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
@@ -377,10 +422,24 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   device::ptx::griddep_launch_dependents();
   const device::WaitContext ctx{p.status, p.timeout_ns, kernel_name()};
-  if (warp < 4) {
-    produce<S>(map_act, map_w, src, sm, ctx);
-  } else {
+  if (warp == 1) {
+    produce<S>(map_act, map_w, src, sm, p.schedule, ctx);
+  } else if (warp >= 4) {
     consume<S>(src, sm, ctx);
+  }
+  // Every thread gets here, also after a failed wait. The last CTA resets the schedule words
+  // for the next launch (NOTE [swap-AB schedule]): every CTA took its last pair before.
+  if (p.schedule.dynamic) {
+    __syncthreads();
+    if (tid == 0) {
+      __threadfence();
+      if (atomicAdd(p.schedule.next + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+        __threadfence();
+        p.schedule.next[0] = 0;
+        p.schedule.next[1] = 0;
+        __threadfence();
+      }
+    }
   }
 }
 
@@ -416,7 +475,9 @@ struct Launch {
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     const CUtensorMap map_act = make_kblock_map(src.act, rows, src.k, S::kT, S::kD, "activations");
     const CUtensorMap map_w = make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kD, "weights");
-    Params params{src, slots.status, runtime::wait_timeout_ns()};
+    const bool dynamic = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE") == "dynamic";
+    SYMMOE_CHECK(!dynamic || slots.schedule != nullptr, "grouped GEMM (fp8 swap-AB): no schedule words");
+    Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, dynamic}};
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(std::max(slots.sm_count, 1), 1, 1);
     config.blockDim = dim3(kThreads, 1, 1);

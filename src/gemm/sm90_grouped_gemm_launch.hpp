@@ -39,6 +39,7 @@ struct LaunchSlots {
   int swizzle;             // GroupedGemmOptions::swizzle
   bool raster_along_n;     // GroupedGemmOptions::raster
   bool early;              // GroupedGemmOptions::early_launch
+  int* schedule;           // 2 zero-initialised words that persist across launches (NOTE [swap-AB schedule])
 };
 
 struct WorkspaceBytes {

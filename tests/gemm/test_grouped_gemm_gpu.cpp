@@ -321,22 +321,27 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
   expect_pass_kernel_matches(GemmTile::kSwapAB, 500);
 }
 
-// The swap-AB kernel's other stage shapes: 1 and 2 K blocks per stage
-// (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above). 13 K blocks: the last stage of every
-// item runs past K (zeros, zero scales) for 2 and 4. Against the reference and, with integer
-// inputs, bit-exact.
-TEST(GroupedGemmGpu, SwapAbKernelStageShapesMatch) {
+// The swap-AB kernel's other stage shapes and its static schedule: 1 and 2 K blocks per stage
+// (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above) with the dynamic schedule, and 4
+// with the static one (SYMMOE_GEMM_SWAPAB_SCHEDULE; NOTE [swap-AB schedule]). 13 K blocks: the
+// last stage of every item runs past K (zeros, zero scales) for 2 and 4. Runs alternate between
+// 5 SMs and all of them, so the dynamic schedule's counter is reset for grids of either size.
+// Against the reference and, with integer inputs, bit-exact.
+TEST(GroupedGemmGpu, SwapAbKernelStageShapesAndSchedulesMatch) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   uint64_t seed = 600;
-  for (const char* kd : {"1", "2"}) {
+  const std::pair<const char*, const char*> shapes[] = {{"1", "dynamic"}, {"2", "dynamic"}, {"4", "static"}};
+  for (const auto& [kd, schedule] : shapes) {
     const test::EnvGuard env_kd("SYMMOE_GEMM_SWAPAB_KBLOCKS", kd);
-    const std::string shape = std::string(kd) + " K blocks per stage";
+    const test::EnvGuard env_schedule("SYMMOE_GEMM_SWAPAB_SCHEDULE", schedule);
+    const std::string shape = std::string(kd) + " K blocks per stage, " + schedule + " schedule";
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
       for (const int expected : {8, 16, 32, 64}) {
         const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, 384, 1664, expected + 3, false, seed++);
         const std::string what = "swap-AB, " + shape + ", " + name(layout) + " expected_m " + std::to_string(expected);
         expect_matches(c, run(g, c, GemmTile::kSwapAB, runtime::SmBudget{5, 0}, expected), false, what);
+        expect_matches(c, run(g, c, GemmTile::kSwapAB, {}, expected), false, what + ", every SM");
       }
     }
     const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 1664, 40, true, seed++);

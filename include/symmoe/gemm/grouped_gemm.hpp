@@ -104,6 +104,8 @@ class GroupedGemm {
   int cc_major_ = 0;
   void* arrays_ = nullptr;
   void* kernel_workspace_ = nullptr;
+  void* schedule_ = nullptr;  // the swap-AB kernel's work counter (NOTE [swap-AB schedule])
+  static constexpr size_t kScheduleBytes = 256;
   size_t workspace_bytes_ = 0;
 };
 
