@@ -157,10 +157,11 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 }
 
 // NOTE [swap-AB schedule]: how the producers take steps.
-//  - dynamic (default): every step is a pair of items (an expert's passes have N / 64 items,
-//    an even count); CTA b starts with pair b and then takes pair gridDim.x + (the next value of
-//    a device-wide counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs
-//    that HBM serves faster take more pairs and all finish together, give or take a pair. The
+//  - dynamic (default): steps are numbered by tickets (TicketMap: pairs of items — an expert's
+//    passes have N / 64 items, an even count — then the last 2 x grid items singly); CTA b
+//    starts with ticket b and then takes ticket gridDim.x + (the next value of a device-wide
+//    counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs that HBM
+//    serves faster take more steps and all finish together, give or take a step. The
 //    counter is read and advanced only after griddepcontrol.wait (NOTE [swap-AB early launch]),
 //    i.e. after the previous launch on the stream completed; every CTA reaches the end of the
 //    kernel (failed waits are bounded and leave the loops), counts itself in `done`, and the
@@ -171,6 +172,20 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 struct Schedule {
   int* next;  // device words: [0] next pair, [1] CTAs done
   bool dynamic;
+};
+
+// Dynamic schedule: ticket t is the pair of items (2t, 2t + 1) below `pairs`, then single items:
+// the last 2 gridDim.x items go out one at a time, so the SMs finish within one item of each
+// other rather than one pair (a single-item step leaves one consumer warpgroup idle).
+struct TicketMap {
+  int64_t total, pairs;  // items; tickets that are pairs
+  SYMMOE_DEVICE TicketMap(int64_t items, int grid)
+      : total(items), pairs(std::max<int64_t>(items - 2 * int64_t{grid}, 0) / 2) {}
+  SYMMOE_DEVICE int64_t step_of(int64_t t) const {
+    if (t < pairs) return encode_step(2 * t, 2);
+    const int64_t item = 2 * pairs + (t - pairs);
+    return item < total ? encode_step(item, 1) : kStop;
+  }
 };
 
 // A CTA's contiguous range of items [next, end) (static schedule).
@@ -199,17 +214,18 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
   const int kstages = (kblocks + S::kD - 1) / S::kD;  // stages per step; the last may run past K
   const int64_t total = sm.items_start[src.groups];
   ItemRange range(total);
-  // Dynamic: pair blockIdx.x first (no counter round trip before the first copies; the pair the
-  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead.
-  int64_t pair = blockIdx.x, upcoming = 0;
+  // Dynamic: ticket blockIdx.x first (no counter round trip before the first copies; the pair
+  // the early launch prefetched), then gridDim.x + the counter, each taken one step ahead.
+  const TicketMap tickets(total, gridDim.x);
+  int64_t ticket = blockIdx.x, upcoming = 0;
   int s = 0;
   uint32_t phase = 0;
   for (;;) {
     int64_t code = kStop;
     if (sched.dynamic) {
-      if (lane == 0 && 2 * pair < total) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
-      if (2 * pair < total) code = encode_step(2 * pair, 2);
-      pair = __shfl_sync(0xffffffffu, upcoming, 0);
+      code = tickets.step_of(ticket);
+      if (lane == 0 && code != kStop) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
+      ticket = __shfl_sync(0xffffffffu, upcoming, 0);
     } else if (range.next < range.end) {
       const int blk = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT).blk;
       const int items = blk + 1 < blocks_per_pass && range.next + 1 < range.end ? 2 : 1;
@@ -373,9 +389,17 @@ SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSo
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
   const int64_t total = int64_t{src.groups} * blocks_per_pass;
   const ItemRange range(total);
-  const int64_t first = dynamic ? 2 * int64_t{blockIdx.x} : range.next, end = dynamic ? total : range.end;
-  if (first >= end) return;
-  const int items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
+  int64_t first = range.next;
+  int items = 0;
+  if (dynamic) {
+    const int64_t code = TicketMap(total, gridDim.x).step_of(blockIdx.x);
+    if (code == kStop) return;
+    first = code / 2;
+    items = static_cast<int>(code % 2) + 1;
+  } else {
+    if (first >= range.end) return;
+    items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < range.end ? 2 : 1;
+  }
   const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
   constexpr int kStages = S::kStages;  // by value: std::min takes references
   const int stages = std::min(kStages, (kblocks + S::kD - 1) / S::kD);
