@@ -31,11 +31,11 @@ std::vector<Var> make_registry() {
        "stage (1, 2 or 4): each stage's copies read that many 128-byte K blocks of every weight "
        "row in one contiguous run.",
        {}, 1, 4},
-      {"SYMMOE_GEMM_SWAPAB_SCHEDULE", Type::kChoice, "dynamic",
+      {"SYMMOE_GEMM_SWAPAB_SCHEDULE", Type::kChoice, "auto",
        "fp8 grouped GEMM, swap-AB decode kernel (--tile swapab): how SMs take work: dynamic (pairs "
-       "of 64-row weight items from a device-wide counter as stages free up) or static (equal "
-       "contiguous ranges of items per SM).",
-       {"dynamic", "static"}},
+       "of 64-row weight items from a device-wide counter as stages free up), static (equal "
+       "contiguous ranges of items per SM) or auto (dynamic from 12 items per SM).",
+       {"auto", "dynamic", "static"}},
       {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
        "row blocks that share (multicast) each weight tile.",

@@ -157,11 +157,10 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 }
 
 // NOTE [swap-AB schedule]: how the producers take steps.
-//  - dynamic (default): steps are numbered by tickets (TicketMap: pairs of items — an expert's
-//    passes have N / 64 items, an even count — then the last 2 x grid items singly); CTA b
-//    starts with ticket b and then takes ticket gridDim.x + (the next value of a device-wide
-//    counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs that HBM
-//    serves faster take more steps and all finish together, give or take a step. The
+//  - dynamic: every step is a pair of items (an expert's passes have N / 64 items,
+//    an even count); CTA b starts with pair b and then takes pair gridDim.x + (the next value of
+//    a device-wide counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs
+//    that HBM serves faster take more pairs and all finish together, give or take a pair. The
 //    counter is read and advanced only after griddepcontrol.wait (NOTE [swap-AB early launch]),
 //    i.e. after the previous launch on the stream completed; every CTA reaches the end of the
 //    kernel (failed waits are bounded and leave the loops), counts itself in `done`, and the
@@ -169,22 +168,21 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 //    ordered on one stream (as its argument arrays already require).
 //  - static: each CTA takes a contiguous range of items, equal in length give or take one
 //    (steps of two, one at the end of a range or pass).
+// auto (SYMMOE_GEMM_SWAPAB_SCHEDULE, default) takes dynamic from kDynamicMinItems items per CTA
+// (every CTA decides alike from the row tables): with fewer, a pair is too coarse a unit — at
+// 8 experts (4-7 items per CTA) static ranges measured 1-8 points ahead, at 32 (15-27 items
+// per CTA) dynamic 0-13 points ahead (gemm_swapab_schedule_h200.log). Handing out the last
+// 2 x grid items singly instead of in pairs measured lower at both sizes (a single-item step
+// idles one consumer warpgroup and halves the bytes in flight;
+// gemm_swapab_schedule_singles_h200.log).
+constexpr int kDynamicMinItems = 12;
+enum class ScheduleKind : int { kAuto, kDynamic, kStatic };
 struct Schedule {
   int* next;  // device words: [0] next pair, [1] CTAs done
-  bool dynamic;
-};
-
-// Dynamic schedule: ticket t is the pair of items (2t, 2t + 1) below `pairs`, then single items:
-// the last 2 gridDim.x items go out one at a time, so the SMs finish within one item of each
-// other rather than one pair (a single-item step leaves one consumer warpgroup idle).
-struct TicketMap {
-  int64_t total, pairs;  // items; tickets that are pairs
-  SYMMOE_DEVICE TicketMap(int64_t items, int grid)
-      : total(items), pairs(std::max<int64_t>(items - 2 * int64_t{grid}, 0) / 2) {}
-  SYMMOE_DEVICE int64_t step_of(int64_t t) const {
-    if (t < pairs) return encode_step(2 * t, 2);
-    const int64_t item = 2 * pairs + (t - pairs);
-    return item < total ? encode_step(item, 1) : kStop;
+  ScheduleKind kind;
+  SYMMOE_DEVICE bool dynamic(int64_t total_items) const {
+    return kind == ScheduleKind::kDynamic ||
+           (kind == ScheduleKind::kAuto && total_items >= int64_t{kDynamicMinItems} * gridDim.x);
   }
 };
 
@@ -213,19 +211,19 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
   const int kstages = (kblocks + S::kD - 1) / S::kD;  // stages per step; the last may run past K
   const int64_t total = sm.items_start[src.groups];
+  const bool dynamic = sched.dynamic(total);
   ItemRange range(total);
-  // Dynamic: ticket blockIdx.x first (no counter round trip before the first copies; the pair
-  // the early launch prefetched), then gridDim.x + the counter, each taken one step ahead.
-  const TicketMap tickets(total, gridDim.x);
-  int64_t ticket = blockIdx.x, upcoming = 0;
+  // Dynamic: pair blockIdx.x first (no counter round trip before the first copies; the pair the
+  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead.
+  int64_t pair = blockIdx.x, upcoming = 0;
   int s = 0;
   uint32_t phase = 0;
   for (;;) {
     int64_t code = kStop;
-    if (sched.dynamic) {
-      code = tickets.step_of(ticket);
-      if (lane == 0 && code != kStop) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
-      ticket = __shfl_sync(0xffffffffu, upcoming, 0);
+    if (dynamic) {
+      if (lane == 0 && 2 * pair < total) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
+      if (2 * pair < total) code = encode_step(2 * pair, 2);
+      pair = __shfl_sync(0xffffffffu, upcoming, 0);
     } else if (range.next < range.end) {
       const int blk = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT).blk;
       const int items = blk + 1 < blocks_per_pass && range.next + 1 < range.end ? 2 : 1;
@@ -385,21 +383,14 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
 // after the wait. Every CTA then triggers its dependents, whose CTAs start in turn on the SMs
 // this grid leaves (a GEMM after this one streams its first weights while this one drains).
 template <class S>
-SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src, bool dynamic) {
+SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src, const Schedule& sched) {
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
   const int64_t total = int64_t{src.groups} * blocks_per_pass;
+  const bool dynamic = sched.dynamic(total);
   const ItemRange range(total);
-  int64_t first = range.next;
-  int items = 0;
-  if (dynamic) {
-    const int64_t code = TicketMap(total, gridDim.x).step_of(blockIdx.x);
-    if (code == kStop) return;
-    first = code / 2;
-    items = static_cast<int>(code % 2) + 1;
-  } else {
-    if (first >= range.end) return;
-    items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < range.end ? 2 : 1;
-  }
+  const int64_t first = dynamic ? 2 * int64_t{blockIdx.x} : range.next, end = dynamic ? total : range.end;
+  if (first >= end) return;
+  const int items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
   const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
   constexpr int kStages = S::kStages;  // by value: std::min takes references
   const int stages = std::min(kStages, (kblocks + S::kD - 1) / S::kD);
@@ -428,7 +419,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       device::bulk::mbarrier_init(&sm.empty[s], kConsumerWarps);
     }
     device::bulk::fence_mbarrier_init();
-    prefetch_first_stages<S>(map_w, src, p.schedule.dynamic);
+    prefetch_first_stages<S>(map_w, src, p.schedule);
   }
   device::ptx::griddep_wait();  // NOTE [swap-AB early launch]
   // Items per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
@@ -453,7 +444,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   // Every thread gets here, also after a failed wait. The last CTA resets the schedule words
   // for the next launch (NOTE [swap-AB schedule]): every CTA took its last pair before.
-  if (p.schedule.dynamic) {
+  if (p.schedule.kind != ScheduleKind::kStatic) {
     __syncthreads();
     if (tid == 0) {
       __threadfence();
@@ -499,9 +490,13 @@ struct Launch {
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     const CUtensorMap map_act = make_kblock_map(src.act, rows, src.k, S::kT, S::kD, "activations");
     const CUtensorMap map_w = make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kD, "weights");
-    const bool dynamic = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE") == "dynamic";
-    SYMMOE_CHECK(!dynamic || slots.schedule != nullptr, "grouped GEMM (fp8 swap-AB): no schedule words");
-    Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, dynamic}};
+    const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
+    const ScheduleKind schedule = kind == "dynamic" ? ScheduleKind::kDynamic
+                                  : kind == "static" ? ScheduleKind::kStatic
+                                                     : ScheduleKind::kAuto;
+    SYMMOE_CHECK(schedule == ScheduleKind::kStatic || slots.schedule != nullptr,
+                 "grouped GEMM (fp8 swap-AB): no schedule words");
+    Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, schedule}};
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(std::max(slots.sm_count, 1), 1, 1);
     config.blockDim = dim3(kThreads, 1, 1);
