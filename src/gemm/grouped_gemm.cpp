@@ -61,10 +61,7 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
   auto tiles = [&](const TileChoice& c) {
     return num_experts * ceil_div(std::max(expected_m, 1), c.tile_m) * ceil_div(n, c.tile_n);
   };
-  if (dtype == GemmDtype::kFP8E4M3 && expected_m <= small.tile_m &&
-      (expected_m <= kSwapAbMaxM || tiles(small) < int64_t{kDecodeMaxWaves} * sm_count)) {
-    return describe_tile(dtype, GemmTile::kSwapAB);
-  }
+  if (dtype == GemmDtype::kFP8E4M3 && expected_m <= kSwapAbMaxM) return describe_tile(dtype, GemmTile::kSwapAB);
   if (expected_m <= small.tile_m) return small;
   if (2 * tiles(large) < sm_count) return small;
   const int wgmma_min_m = dtype == GemmDtype::kFP8E4M3 ? kWgmmaMinM : kBf16WgmmaMinM;

@@ -6,19 +6,18 @@
 // and the expert's few rows its N side (8, 16, 32 or 64: kT), with the native fp8 wgmma
 // (m64nkTk32; no unpacking, unlike mma.sync on e4m3):
 //  - work items are (expert, pass, 64 weight rows); a pass is kT rows of the expert (more rows:
-//    more passes over its weights); experts without rows have no items. Every CTA (one per SM
-//    of the budget) takes a contiguous range of items of the same length give or take one
-//    (items_start in shared memory: a prefix over the experts, built by every CTA from the row
-//    tables), so the SMs stream the same number of weight bytes and an expert's items, which
-//    share its activation rows, run on neighbouring SMs at the same time;
-//  - a step is two consecutive items of the same expert and pass (one at the end of a range or
-//    of a pass): consumer warpgroup w takes the step's item w, both read the same activation
-//    tile of the stage;
-//  - one producer thread issues the tensor copies of a stage — kD (default 4) 128-wide K blocks
+//    more passes over its weights); experts without rows have no items (items_start in shared
+//    memory: a prefix over the experts, built by every CTA from the row tables). One CTA per SM
+//    of the budget; the CTAs take steps of up to two consecutive items of one expert and pass
+//    (NOTE [swap-AB schedule]: from a device-wide counter or in equal contiguous ranges), so
+//    the SMs stream equal shares of the weight bytes and an expert's items, which share its
+//    activation rows, run on neighbouring SMs at the same time;
+//  - consumer warpgroup w takes the step's item w, both read the same activation tile;
+//  - the producer warp's lane 0 issues the tensor copies of a stage — kD (default 4) 128-wide K blocks
 //    of the step's 64-row weight items and of the kT-row activation tile, 128-byte swizzle,
 //    kD * 128 contiguous bytes per row (NOTE [swap-AB K run]); activation rows past the
 //    expert's rows are other experts' rows or zeros past the tensor, in output columns never
-//    stored — and warp 1's lanes copy the stage's activation and weight scales (cp.async,
+//    stored — and its lanes copy the stage's activation and weight scales (cp.async,
 //    zeros for rows past the count and K blocks past K), kStages stages ahead of the consumers
 //    and across step, pass and expert boundaries: the stream does not drain until the CTA's
 //    last item;
@@ -33,21 +32,19 @@
 //    into L2 while the previous kernel drains.
 // Correct for any count; chosen (choose_tile) at decode sizes, where a pass covers the rows.
 // Measured on the H200 (bench/results/gemm_swapab_h200.log; deepseek-v3 shapes, Wt% = weight
-// bytes / time against the same run's d2d copy rate, 10 GEMMs per graph node to node): against
-// CUTLASS's 64 x 128 tile and our mma.sync decode kernel at 8-64 rows per expert, gate/up
-// E = 8 84-89 % (CUTLASS 78-82 %, decode kernel 85 % at 8 rows), E = 32 80-96 % (89-92 %);
-// down E = 8 75-78 % up to 32 rows and 70 % at 64 (CUTLASS 64-69 %, decode 72 %), E = 32 82-95 %
-// (84-85 %). Stage shape: 1 / 2 / 4 K blocks per stage gave 71-72 / 75-77 / 79-80 % on down
-// E = 8 up to 32 rows (one run, no early launch), so 4 is the default
+// bytes / time against the same run's d2d copy rate, 10 GEMMs per graph node to node, the
+// auto schedule): gate/up E = 8 82-87 %, E = 32 92-97 %; down E = 8 67-74 %, E = 32 86-95 %
+// at 8-64 rows per expert; CUTLASS's 64 x 128 tile 76-84 / 89-95 / 64-70 / 84-88 % in runs
+// of the same day (gemm_swapab_schedule_h200.log), our mma.sync decode kernel 84-88 % / 72-74 %
+// (E = 8, 8 rows only; beyond, its math caps it). The E = 8 numbers move by 2-4 points from run
+// to run. Stage shape: 1 / 2 / 4 K blocks per stage gave 71-72 / 75-77 / 79-80 % on down E = 8
+// up to 32 rows (gemm_swapab_kblocks_h200.log, no early launch), so 4 is the default
 // (SYMMOE_GEMM_SWAPAB_KBLOCKS); the early launch adds 2-6 points at E = 8 (down 74.5-78.3 vs
 // 70.2-72.6 %). Two items per warpgroup (steps of 4 items sharing each activation tile, a
 // quarter less L2 traffic at 64 rows) measured 3-16 points lower at 32 and 64 rows: with 4
 // items only 1 or 2 K blocks fit in a stage (short row runs) or 2-3 stages in shared memory;
-// not kept. After long large-M GEMMs (a hot GPU) the same sizes run 5-10 points lower
-// (gemm_bench_h200.log: down E = 8 at 8 rows 70 % there, 76 % in the decode-size section).
-// Balance is by whole items: with few items per CTA and an unlucky count (gate/up N = 4352,
-// K = 7296, E = 8: 544 items, 4.1 per CTA) the most loaded SMs carry 5 and the rate falls to
-// 68-81 % (CUTLASS 68-71 %); splitting items along K across CTAs would even that out.
+// not kept. Schedules: NOTE [swap-AB schedule]. After long large-M GEMMs (a hot GPU) the same
+// sizes run 5-10 points lower (gemm_bench_h200.log: down E = 8 at 8 rows 66 % there).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>

@@ -10,16 +10,14 @@ namespace symmoe::gemm {
 namespace {
 
 TEST(GroupedGemm, TheHeuristicPicksSwapAbForDecodeSmallTilesForFewTilesAndWgmmaForLargeFp8) {
-  // fp8 up to 32 rows -> the swap-AB kernel; 33-64 rows: with 8 experts x 32 or 56 tiles of
-  // 64x128 (under 4 waves on 132 SMs) still swap-AB, with 32 experts (1024 tiles) CUTLASS's
-  // small tile.
+  // fp8 up to 64 rows -> the swap-AB kernel, any number of experts; 65 rows over few tiles ->
+  // CUTLASS's small tile.
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 8, 4096, 132).tile, GemmTile::kSwapAB);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 8, 32, 4096, 132).tile, GemmTile::kSwapAB);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kSwapAbMaxM, 32, 4096, 132).tile, GemmTile::kSwapAB);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kSwapAbMaxM + 1, 32, 4096, 132).tile, GemmTile::kSmallM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 32, 32, 4096, 132).tile, GemmTile::kSwapAB);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 7168, 132).tile, GemmTile::kSwapAB);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 8, 4096, 132).tile, GemmTile::kSwapAB);
-  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 64, 32, 4096, 132).tile, GemmTile::kSmallM);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kSwapAbMaxM, 32, 4096, 132).tile, GemmTile::kSwapAB);
+  EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, kSwapAbMaxM + 1, 1, 256, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 8, 8, 4096, 132).tile, GemmTile::kSmallM);
   EXPECT_EQ(choose_tile(GemmDtype::kFP8E4M3, 65, 32, 4096, 132).tile, GemmTile::kLargeM);
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 64, 32, 4096, 132).tile, GemmTile::kSmallM);

@@ -37,17 +37,15 @@ struct TileChoice {
 };
 
 // The heuristic: expected_m = rows per expert the caller expects (the row tables live on the
-// device, so the host does not know them). fp8: kSwapAB up to kSwapAbMaxM rows, and up to 64
-// where kSmallM's tiles would take fewer than kDecodeMaxWaves waves on `sm_count` SMs (few
-// experts; with many, at 64 rows CUTLASS's tile re-reads the activations less and wins).
+// device, so the host does not know them). fp8: kSwapAB up to kSwapAbMaxM rows (at or above
+// CUTLASS's 64-row tile at every measured size but down x 8 experts x 64 rows, level there).
 // Otherwise kSmallM when expected_m <= 64, or when 128-row tiles would leave more than half of
 // `sm_count` SMs without a tile; else kLargeM — or our wgmma kernels (kWgmma) from kWgmmaMinM
 // (fp8) / kBf16WgmmaMinM (bf16) rows per expert (bench/RESULTS.md; fp8 below 128 rows was not
 // measured against CUTLASS). kDecode is no longer chosen (kSwapAB leads it at every measured
 // size) and stays selectable.
-inline constexpr int kSwapAbMaxM = 32;
+inline constexpr int kSwapAbMaxM = 64;
 inline constexpr int kDecodeMaxM = 8;
-inline constexpr int kDecodeMaxWaves = 4;
 inline constexpr int kWgmmaMinM = 128;
 inline constexpr int kBf16WgmmaMinM = 256;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
