@@ -59,7 +59,6 @@
 #include "sm90_grouped_gemm_wgmma_frame.cuh"
 #include "sm90_tma_wgmma.cuh"
 #include "sm90_wgmma_fp8_ops.cuh"
-#include "symmoe/core/cuda_driver.hpp"
 #include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/device/ptx.cuh"
@@ -187,6 +186,11 @@ struct Schedule {
 struct ItemRange {
   int64_t next, end;
   SYMMOE_DEVICE ItemRange(int64_t total) : next(total * blockIdx.x / gridDim.x), end(total * (blockIdx.x + 1) / gridDim.x) {}
+  // Items of the step that starts at item `first` (weight block `blk` of its pass): two, unless
+  // the pass or the range ends after one.
+  SYMMOE_DEVICE int step_items(int64_t first, int blk, int blocks_per_pass) const {
+    return blk + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
+  }
 };
 
 struct Params {
@@ -217,17 +221,20 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
   uint32_t phase = 0;
   for (;;) {
     int64_t code = kStop;
+    Step st{0, 0, 0, 0};
     if (dynamic) {
       if (lane == 0 && 2 * pair < total) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
-      if (2 * pair < total) code = encode_step(2 * pair, 2);
+      if (2 * pair < total) {
+        code = encode_step(2 * pair, 2);
+        st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, S::kT);
+      }
       pair = __shfl_sync(0xffffffffu, upcoming, 0);
     } else if (range.next < range.end) {
-      const int blk = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT).blk;
-      const int items = blk + 1 < blocks_per_pass && range.next + 1 < range.end ? 2 : 1;
-      code = encode_step(range.next, items);
-      range.next += items;
+      st = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT);
+      st.items = range.step_items(range.next, st.blk, blocks_per_pass);
+      code = encode_step(range.next, st.items);
+      range.next += st.items;
     }
-    const Step st = code == kStop ? Step{0, 0, 0, 0} : decode_step(code, sm.items_start, src.groups, blocks_per_pass, S::kT);
     const int2 rows = code == kStop ? make_int2(0, 0) : sm.rows[st.e];
     const auto a_row = static_cast<int32_t>(rows.x + st.c0);
     const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
@@ -385,9 +392,10 @@ SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSo
   const int64_t total = int64_t{src.groups} * blocks_per_pass;
   const bool dynamic = sched.dynamic(total);
   const ItemRange range(total);
-  const int64_t first = dynamic ? 2 * int64_t{blockIdx.x} : range.next, end = dynamic ? total : range.end;
-  if (first >= end) return;
-  const int items = first % blocks_per_pass + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
+  const int64_t first = dynamic ? 2 * int64_t{blockIdx.x} : range.next;
+  if (first >= (dynamic ? total : range.end)) return;
+  // A dynamic step is a pair (total is even); a static one as the producer takes it.
+  const int items = dynamic ? 2 : range.step_items(first, static_cast<int>(first % blocks_per_pass), blocks_per_pass);
   const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
   constexpr int kStages = S::kStages;  // by value: std::min takes references
   const int stages = std::min(kStages, (kblocks + S::kD - 1) / S::kD);
@@ -461,21 +469,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 // the 128-byte swizzle (a 1024-byte multiple apart: each its own wgmma operand), and read from
 // memory as kD * 128 contiguous bytes per row. K blocks past K arrive as zeros.
 inline CUtensorMap make_kblock_map(const void* base, int64_t rows, int64_t k, int box_rows, int kd, const char* what) {
-  SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (fp8 swap-AB): ", what, " has ", rows,
-               " rows; tensor-map coordinates are 32-bit");
-  const DriverApi& drv = driver();
-  CUtensorMap map{};
   const cuuint64_t dims[3] = {128, static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(k / kKBlock)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k), 128};
   const cuuint32_t box[3] = {128, static_cast<cuuint32_t>(box_rows), static_cast<cuuint32_t>(kd)};
-  const cuuint32_t elem_strides[3] = {1, 1, 1};
-  const CUresult rc = drv.cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims,
-                                                 strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (fp8 swap-AB): cuTensorMapEncodeTiled for ", what,
-               " failed (CUresult ", static_cast<int>(rc), "; ", rows, " x ", k, " bytes at ", base, ")");
-  return map;
+  return wgmma_frame::encode_map_sw128("fp8 swap-AB", what, base, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, dims, strides, box,
+                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 
 template <class S>

@@ -530,26 +530,37 @@ __global__ void __launch_bounds__(kThreads, 1)
   if constexpr (Shape::kCtas > 1) tma::cluster_sync();
 }
 
+// cuTensorMapEncodeTiled over `rank` (2 to 5) dimensions: 128-byte swizzle, no interleave,
+// zeros past the tensor, unit element strides. dims[1] is the row coordinate the kernels
+// address (32-bit) and strides[0] the row pitch in bytes. `family` (the kernel family) and
+// `what` (the operand) name the map in errors.
+inline CUtensorMap encode_map_sw128(const char* family, const char* what, const void* base, CUtensorMapDataType type,
+                                    cuuint32_t rank, const cuuint64_t* dims, const cuuint64_t* strides,
+                                    const cuuint32_t* box, CUtensorMapL2promotion promotion) {
+  SYMMOE_CHECK(dims[1] <= INT32_MAX, "grouped GEMM (", family, "): ", what, " has ", dims[1],
+               " rows; tensor-map coordinates are 32-bit");
+  const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult rc = driver().cuTensorMapEncodeTiled(&map, type, rank, const_cast<void*>(base), dims, strides, box,
+                                                      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                      CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (", family, "): cuTensorMapEncodeTiled for ", what,
+               " failed (CUresult ", static_cast<int>(rc), "; ", dims[1], " rows of ", strides[0], " bytes at ", base,
+               ")");
+  return map;
+}
+
 // 2-D tensor map over a row-major [rows, cols] matrix of `elem_bytes`-byte elements, boxes of
 // box_rows x box_cols (box_cols x elem_bytes = 128 bytes), 128-byte swizzle: the layout
 // desc_lo_k_major_sw128 / desc_from_lo describe for operands, and store_tile_tma stages.
 // Elements past the matrix arrive as zeros.
 inline CUtensorMap make_map_sw128(const void* base, CUtensorMapDataType type, int elem_bytes, int64_t rows,
                                   int64_t cols, int box_rows, CUtensorMapL2promotion promotion, const char* what) {
-  SYMMOE_CHECK(rows <= INT32_MAX, "grouped GEMM (wgmma): ", what, " has ", rows,
-               " rows; tensor-map coordinates are 32-bit");
-  const DriverApi& drv = driver();
-  CUtensorMap map{};
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols * elem_bytes)};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult rc = drv.cuTensorMapEncodeTiled(&map, type, 2, const_cast<void*>(base), dims, strides, box,
-                                                 elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                 CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (wgmma): cuTensorMapEncodeTiled for ", what, " failed (CUresult ",
-               static_cast<int>(rc), "; ", rows, " x ", cols, " elements of ", elem_bytes, " bytes at ", base, ")");
-  return map;
+  return encode_map_sw128("wgmma", what, base, type, 2, dims, strides, box, promotion);
 }
 
 // Operand [rows, k] of Shape's element type: boxes of box_rows x one K block.
