@@ -537,8 +537,6 @@ struct Family {
   }
 };
 
-WorkspaceBytes workspace(int, int) { return {}; }
-
 // SYMMOE_GEMM_SWAPAB_KBLOCKS: K blocks per stage (1, 2 or 4; default 4).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");
@@ -561,7 +559,7 @@ void append_kernels(std::vector<runtime::KernelEntry>& out) {
 namespace symmoe::gemm::sm90 {
 
 const ConfigOps& fp8_swapab_ops() {
-  static const ConfigOps ops{describe_tile(GemmDtype::kFP8E4M3, GemmTile::kSwapAB), &swapab::workspace,
+  static const ConfigOps ops{describe_tile(GemmDtype::kFP8E4M3, GemmTile::kSwapAB), &wgmma_frame::no_workspace,
                              &swapab::launch, &swapab::append_kernels};
   return ops;
 }
