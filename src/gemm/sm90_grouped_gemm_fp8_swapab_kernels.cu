@@ -77,24 +77,38 @@ constexpr int kConsumerWarps = 8;
 constexpr int kWeightBoxBytes = kItemRows * kKBlock;  // 8 KiB
 constexpr int kMaxSmem = wgmma_frame::kMaxSmem;
 
-// kT activation rows per pass (the wgmma's N), kD K blocks per stage, kStages stages of
-// [2 items x kD K blocks x 64 weight rows x 128 bytes][kD x kT x 128 activation bytes]
-// [kD x (kT + 4) floats: kT activation scales, 2 weight scales, padding]. A stage's copies read
-// kD * 128 contiguous bytes of each weight and activation row (NOTE [swap-AB K run]).
-template <int kT_, int kD_, int kStages_>
+// kT activation rows per pass (the wgmma's N), kD K blocks per stage and consumer warpgroup,
+// kStages stages. kSplit = false (pairs): a stage holds kD K blocks of the step's two items,
+// one per warpgroup, and the kD K blocks of activations they share. kSplit = true (NOTE
+// [swap-AB K split]): a stage holds 2 kD K blocks of the step's one item and of its
+// activations, the first kD for warpgroup 0, the next for warpgroup 1. A stage:
+// [2 kD x 64 weight rows x 128 bytes][kStageBlocks x kT x 128 activation bytes]
+// [kStageBlocks x (kT + 4) floats: kT activation scales, 2 weight scales (1 when split),
+// padding]. Its copies read kStageBlocks * 128 contiguous bytes of each weight and activation
+// row (NOTE [swap-AB K run]).
+template <int kT_, int kD_, int kStages_, bool kSplit_ = false>
 struct Shape {
   static constexpr int kT = kT_;
   static constexpr int kD = kD_;
   static constexpr int kStages = kStages_;
-  static constexpr int kItemBytes = kD * kWeightBoxBytes;  // one item's share of a stage
-  static constexpr int kWBytes = 2 * kItemBytes;
+  static constexpr bool kSplit = kSplit_;
+  static constexpr int kStageBlocks = kSplit ? 2 * kD : kD;    // K blocks of an item in a stage
+  static constexpr int kUnitItems = kSplit ? 1 : 2;            // items of a dynamic step
+  static constexpr int kItemBytes = kStageBlocks * kWeightBoxBytes;  // one item's share of a stage
+  static constexpr int kWBytes = 2 * kD * kWeightBoxBytes;
   static constexpr int kABlockBytes = kT * kKBlock;
-  static constexpr int kABytes = kD * kABlockBytes;
+  static constexpr int kABytes = kStageBlocks * kABlockBytes;
   static constexpr int kScaleRow = kT + 4;
-  static constexpr int kScaleFloats = kD * kScaleRow;
-  // [kStages x weights][kStages x activations][kStages x scales][full bars][empty bars]
-  // [step codes: kStages int64][items_start: E + 1 int64][expert rows: E x (row0, count)]
-  static constexpr int kFixedBytes = kStages * (kWBytes + kABytes + 4 * kScaleFloats) + 3 * 8 * kStages;
+  static constexpr int kScaleFloats = kStageBlocks * kScaleRow;
+  // Where consumer warpgroup 1's operands start in a stage: its item (pairs) or its K blocks.
+  static constexpr int kWgWeightBytes = kD * kWeightBoxBytes;
+  static constexpr int kWgActBytes = kSplit ? kD * kABlockBytes : 0;
+  static constexpr int kWgScaleRows = kSplit ? kD : 0;
+  static constexpr int kRedFloats = kSplit ? kItemRows * kT : 0;  // warpgroup 1's partial sums of an item
+  // [kStages x weights][kStages x activations][kStages x scales][partial sums][full bars]
+  // [empty bars][step codes: kStages int64][items_start: E + 1 int64][expert rows: E x (row0, count)]
+  static constexpr int kFixedBytes =
+      kStages * (kWBytes + kABytes + 4 * kScaleFloats) + 4 * kRedFloats + 3 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 8 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 8) / 16; }
   static_assert(kT == 8 || kT == 16 || kT == 32 || kT == 64, "wgmma N of 8, 16, 32 or 64");
@@ -108,6 +122,7 @@ struct Smem {
   uint8_t* w;
   uint8_t* a;
   float* scales;
+  float* red;
   uint64_t* full;
   uint64_t* empty;
   int64_t* step_code;  // per stage: the step its copies belong to (encode_step), or kStop
@@ -117,7 +132,8 @@ struct Smem {
     w = base;
     a = w + S::kStages * S::kWBytes;
     scales = reinterpret_cast<float*>(a + S::kStages * S::kABytes);
-    full = reinterpret_cast<uint64_t*>(scales + S::kStages * S::kScaleFloats);
+    red = scales + S::kStages * S::kScaleFloats;
+    full = reinterpret_cast<uint64_t*>(red + S::kRedFloats);
     empty = full + S::kStages;
     step_code = reinterpret_cast<int64_t*>(empty + S::kStages);
     items_start = step_code + S::kStages;
@@ -164,7 +180,10 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 //    ordered on one stream (as its argument arrays already require).
 //  - static: each CTA takes a contiguous range of items, equal in length give or take one
 //    (steps of two, one at the end of a range or pass).
-// auto (SYMMOE_GEMM_SWAPAB_SCHEDULE, default) takes dynamic from kDynamicMinItems items per CTA
+//  - split (the split kernels, NOTE [swap-AB K split]): dynamic with single items as the unit.
+// auto (SYMMOE_GEMM_SWAPAB_SCHEDULE, default) runs the split kernels when the experts' one-pass
+// items number fewer than kDynamicMinItems per SM (decided on the host from the shape), else
+// the pair kernels, whose device side takes dynamic from kDynamicMinItems items per CTA
 // (every CTA decides alike from the row tables): with fewer, a pair is too coarse a unit — at
 // 8 experts (4-7 items per CTA) static ranges measured 1-8 points ahead, at 32 (15-27 items
 // per CTA) dynamic 0-13 points ahead (gemm_swapab_schedule_h200.log). Handing out the last
@@ -181,6 +200,13 @@ struct Schedule {
            (kind == ScheduleKind::kAuto && total_items >= int64_t{kDynamicMinItems} * gridDim.x);
   }
 };
+
+// SYMMOE_GEMM_SWAPAB_SCHEDULE for the pair kernels (split selects the split kernels, which
+// always run dynamic).
+inline ScheduleKind schedule_kind() {
+  const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
+  return kind == "dynamic" ? ScheduleKind::kDynamic : kind == "static" ? ScheduleKind::kStatic : ScheduleKind::kAuto;
+}
 
 // A CTA's contiguous range of items [next, end) (static schedule).
 struct ItemRange {
@@ -210,28 +236,30 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
                            const Smem<S>& sm, const Schedule& sched, const device::WaitContext& ctx) {
   const int lane = threadIdx.x % 32;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
-  const int kstages = (kblocks + S::kD - 1) / S::kD;  // stages per step; the last may run past K
+  const int kstages = (kblocks + S::kStageBlocks - 1) / S::kStageBlocks;  // stages per step; the last may run past K
   const int64_t total = sm.items_start[src.groups];
   const bool dynamic = sched.dynamic(total);
   ItemRange range(total);
-  // Dynamic: pair blockIdx.x first (no counter round trip before the first copies; the pair the
-  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead.
-  int64_t pair = blockIdx.x, upcoming = 0;
+  // Dynamic: unit blockIdx.x first (no counter round trip before the first copies; the unit the
+  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead. A unit is
+  // a pair of items, or one item when split (S::kUnitItems).
+  constexpr int kUnit = S::kUnitItems;
+  int64_t unit = blockIdx.x, upcoming = 0;
   int s = 0;
   uint32_t phase = 0;
   for (;;) {
     int64_t code = kStop;
     Step st{0, 0, 0, 0};
     if (dynamic) {
-      if (lane == 0 && 2 * pair < total) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
-      if (2 * pair < total) {
-        code = encode_step(2 * pair, 2);
+      if (lane == 0 && kUnit * unit < total) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
+      if (kUnit * unit < total) {
+        code = encode_step(kUnit * unit, kUnit);
         st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, S::kT);
       }
-      pair = __shfl_sync(0xffffffffu, upcoming, 0);
+      unit = __shfl_sync(0xffffffffu, upcoming, 0);
     } else if (range.next < range.end) {
       st = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT);
-      st.items = range.step_items(range.next, st.blk, blocks_per_pass);
+      st.items = S::kSplit ? 1 : range.step_items(range.next, st.blk, blocks_per_pass);
       code = encode_step(range.next, st.items);
       range.next += st.items;
     }
@@ -240,7 +268,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
     const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
     for (int ks = 0; ks < (code == kStop ? 1 : kstages); ++ks) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
-      const int kb0 = ks * S::kD;
+      const int kb0 = ks * S::kStageBlocks;
       if (lane == 0) {
         sm.step_code[s] = code;  // published by the arrival below (release), read after the full wait
         device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], st.items * S::kItemBytes + (code == kStop ? 0 : S::kABytes));
@@ -254,7 +282,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
       if (code != kStop) {
         float* dst = sm.scales + s * S::kScaleFloats;
 #pragma unroll
-        for (int d = 0; d < S::kD; ++d) {
+        for (int d = 0; d < S::kStageBlocks; ++d) {
           const int kb = kb0 + d;
           for (int i = lane; i < S::kT + 2; i += 32) {
             if (i < S::kT) {
@@ -299,25 +327,28 @@ SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t 
   wgmma::commit();
 }
 
-// Consumer warpgroup wg (0, 1) takes item wg of each step; this thread holds weight rows r and
-// r + 8 of it (r = 16 (warp % 4) + lane / 4) and columns (the pass's rows)
+// Consumer warpgroup wg (0, 1) takes item wg of each step (pairs) or K blocks wg kD ..
+// (wg + 1) kD - 1 of each stage of the step's one item (split); this thread holds weight rows r
+// and r + 8 of the item (r = 16 (warp % 4) + lane / 4) and columns (the pass's rows)
 // 8j + 2 (lane % 4) + {0, 1}. Steps come as the stages' codes (NOTE [swap-AB schedule]); the
 // first stage of a step names it, kStop ends the loop. A failed stage wait (reported; the abort
 // flag stops the other waiters) ends the warpgroup's loop as a whole (wgmma must stay
-// warpgroup-uniform): the wait's outcome is and-reduced over the warpgroup.
+// warpgroup-uniform): the wait's outcome is and-reduced over the warpgroup — over both when
+// split, so that both leave at the same stage and the item-end barrier always completes.
 template <class S>
 SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const device::WaitContext& ctx) {
   constexpr int kT = S::kT, kJ = kT / 8;
   const int wg = static_cast<int>(threadIdx.x / 128) - 1, warp_in_wg = static_cast<int>(threadIdx.x / 32 % 4);
   const int lane = static_cast<int>(threadIdx.x % 32), g = lane / 4, t = lane % 4;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
-  const int kstages = (kblocks + S::kD - 1) / S::kD;
+  const int kstages = (kblocks + S::kStageBlocks - 1) / S::kStageBlocks;
   auto* out = static_cast<__nv_bfloat16*>(src.out);
   float acc[kT / 2], part[kT / 2];
   int s = 0;
   uint32_t phase = 0;
   auto wait_full = [&] {
     const bool ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
+    if constexpr (S::kSplit) return tma::named_sync_and<1>(256, ok);
     return wg == 0 ? tma::named_sync_and<1>(128, ok) : tma::named_sync_and<2>(128, ok);
   };
   for (;;) {
@@ -325,14 +356,14 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
     const int64_t code = sm.step_code[s];
     if (code == kStop) return;
     const Step st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, kT);
-    const bool mine = wg < st.items;  // warpgroup-uniform
+    const bool mine = S::kSplit || wg < st.items;  // warpgroup-uniform
 #pragma unroll
     for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
     for (int ks = 0; ks < kstages; ++ks) {
       if (ks > 0 && !wait_full()) return;
       if (mine) {
-        const uint32_t a_lo = wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * S::kItemBytes);
-        const uint32_t b_lo = wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes);
+        const uint32_t a_lo = wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * S::kWgWeightBytes);
+        const uint32_t b_lo = wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes + wg * S::kWgActBytes);
 #pragma unroll
         for (int d = 0; d < S::kD; ++d) {
           // K blocks past K arrive as zeros with zero scales: they add nothing.
@@ -341,8 +372,8 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
                           wgmma::desc_from_lo(b_lo + d * (S::kABlockBytes >> 4)));
           wgmma::wait<0>();
           wgmma::fence_operands(part);
-          const float* sc = sm.scales + s * S::kScaleFloats + d * S::kScaleRow;
-          const float sw = sc[kT + wg];
+          const float* sc = sm.scales + s * S::kScaleFloats + (wg * S::kWgScaleRows + d) * S::kScaleRow;
+          const float sw = sc[kT + (S::kSplit ? 0 : wg)];
 #pragma unroll
           for (int j = 0; j < kJ; ++j) {
             const float s0 = sw * sc[8 * j + 2 * t], s1 = sw * sc[8 * j + 2 * t + 1];
@@ -357,9 +388,21 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
       if (lane == 0) tma::mbarrier_arrive(&sm.empty[s]);
       advance_stage(s, phase, S::kStages);
     }
+    if constexpr (S::kSplit) {
+      // NOTE [swap-AB K split]: warpgroup 1 hands its sums to warpgroup 0, which stores.
+      float* red = sm.red + (threadIdx.x % 128);
+      if (wg == 1) {
+#pragma unroll
+        for (int i = 0; i < kT / 2; ++i) red[128 * i] = acc[i];
+      }
+      tma::named_sync<3>(256);
+      if (wg == 1) continue;
+#pragma unroll
+      for (int i = 0; i < kT / 2; ++i) acc[i] += red[128 * i];
+    }
     if (!mine) continue;
     const int2 rows = sm.rows[st.e];
-    const int64_t n = int64_t{st.blk + wg} * kItemRows + 16 * warp_in_wg + g;
+    const int64_t n = int64_t{st.blk + (S::kSplit ? 0 : wg)} * kItemRows + 16 * warp_in_wg + g;
 #pragma unroll
     for (int j = 0; j < kJ; ++j) {
 #pragma unroll
@@ -392,16 +435,19 @@ SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSo
   const int64_t total = int64_t{src.groups} * blocks_per_pass;
   const bool dynamic = sched.dynamic(total);
   const ItemRange range(total);
-  const int64_t first = dynamic ? 2 * int64_t{blockIdx.x} : range.next;
+  const int64_t first = dynamic ? S::kUnitItems * int64_t{blockIdx.x} : range.next;
   if (first >= (dynamic ? total : range.end)) return;
-  // A dynamic step is a pair (total is even); a static one as the producer takes it.
-  const int items = dynamic ? 2 : range.step_items(first, static_cast<int>(first % blocks_per_pass), blocks_per_pass);
+  // A dynamic step is a unit (a pair: total is even; or one item); a static one as the producer
+  // takes it.
+  const int items = dynamic || S::kSplit
+                        ? S::kUnitItems
+                        : range.step_items(first, static_cast<int>(first % blocks_per_pass), blocks_per_pass);
   const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
   constexpr int kStages = S::kStages;  // by value: std::min takes references
-  const int stages = std::min(kStages, (kblocks + S::kD - 1) / S::kD);
+  const int stages = std::min(kStages, (kblocks + S::kStageBlocks - 1) / S::kStageBlocks);
   for (int ks = 0; ks < stages; ++ks) {
     for (int i = 0; i < items; ++i) {
-      tma::prefetch_l2_3d(&map_w, 0, static_cast<int32_t>(w_row + i * kItemRows), ks * S::kD);
+      tma::prefetch_l2_3d(&map_w, 0, static_cast<int32_t>(w_row + i * kItemRows), ks * S::kStageBlocks);
     }
   }
 }
@@ -483,12 +529,10 @@ struct Launch {
     SYMMOE_CHECK(src.groups <= S::max_groups(), "grouped GEMM (fp8 swap-AB): ", src.groups,
                  " experts; the tables in shared memory hold at most ", S::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
-    const CUtensorMap map_act = make_kblock_map(src.act, rows, src.k, S::kT, S::kD, "activations");
-    const CUtensorMap map_w = make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kD, "weights");
-    const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
-    const ScheduleKind schedule = kind == "dynamic" ? ScheduleKind::kDynamic
-                                  : kind == "static" ? ScheduleKind::kStatic
-                                                     : ScheduleKind::kAuto;
+    const CUtensorMap map_act = make_kblock_map(src.act, rows, src.k, S::kT, S::kStageBlocks, "activations");
+    const CUtensorMap map_w =
+        make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kStageBlocks, "weights");
+    const ScheduleKind schedule = S::kSplit ? ScheduleKind::kDynamic : schedule_kind();
     SYMMOE_CHECK(schedule == ScheduleKind::kStatic || slots.schedule != nullptr,
                  "grouped GEMM (fp8 swap-AB): no schedule words");
     Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, schedule}};
@@ -537,8 +581,45 @@ struct Family {
   }
 };
 
-// SYMMOE_GEMM_SWAPAB_KBLOCKS: K blocks per stage (1, 2 or 4; default 4).
+// NOTE [swap-AB K split]: one item per step, its K blocks split between the consumer
+// warpgroups (per stage: the first kD to warpgroup 0, the next kD to warpgroup 1), warpgroup 1's
+// sums added by warpgroup 0 through shared memory at the item's end (named barrier 3, both
+// warpgroups; the stage waits are and-reduced over both, so they leave together), steps from
+// the device-wide counter one item at a time. A step streams half the bytes of a pair, so the
+// SMs finish within about half the time of a pair of each other; each stage carries the
+// activations of 2 kD K blocks (twice the pairs' share per weight byte). Stages: as many as fit
+// next to the tables of 256 experts; 2 K blocks per warpgroup from 16 rows, where the
+// activations take more of a stage.
+struct SplitFamily {
+  using M8 = Launch<Shape<8, 4, 3, true>>;
+  using M16 = Launch<Shape<16, 2, 5, true>>;
+  using M32 = Launch<Shape<32, 2, 4, true>>;
+  using M64 = Launch<Shape<64, 2, 3, true>>;
+  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+    const int m = std::max(src.expected_m, 1);
+    if (m <= 8) return M8::launch(src, slots, stream);
+    if (m <= 16) return M16::launch(src, slots, stream);
+    if (m <= 32) return M32::launch(src, slots, stream);
+    return M64::launch(src, slots, stream);
+  }
+  static void append(std::vector<runtime::KernelEntry>& out) {
+    M8::append(out, "sm90_grouped_gemm_fp8_swapab_split_m8");
+    M16::append(out, "sm90_grouped_gemm_fp8_swapab_split_m16");
+    M32::append(out, "sm90_grouped_gemm_fp8_swapab_split_m32");
+    M64::append(out, "sm90_grouped_gemm_fp8_swapab_split_m64");
+  }
+};
+
+// SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto with fewer than kDynamicMinItems items per SM when
+// every expert takes one pass (the host does not see the counts): the split kernels. Otherwise
+// the pair kernels with SYMMOE_GEMM_SWAPAB_KBLOCKS K blocks per stage (1, 2 or 4; default 4).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+  const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
+  const int64_t one_pass_items = int64_t{src.groups} * (src.n / kItemRows);
+  if (kind == "split" ||
+      (kind == "auto" && one_pass_items < int64_t{kDynamicMinItems} * std::max(slots.sm_count, 1))) {
+    return SplitFamily::launch(src, slots, stream);
+  }
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");
   SYMMOE_CHECK(kd == 1 || kd == 2 || kd == 4, "SYMMOE_GEMM_SWAPAB_KBLOCKS = ", kd, ": 1, 2 or 4");
   if (kd == 4) return Family<4>::launch(src, slots, stream);
@@ -550,6 +631,7 @@ void append_kernels(std::vector<runtime::KernelEntry>& out) {
   Family<1>::append(out);
   Family<2>::append(out);
   Family<4>::append(out);
+  SplitFamily::append(out);
 }
 
 }  // namespace

@@ -283,8 +283,9 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
 // make further passes over the weights for larger experts: every pass width against counts
 // below, at and above it, both layouts, K not a multiple of the decode kernel's pipeline depth
 // nor of the swap-AB kernel's stage count (the ring wraps inside a pass and across passes), N
-// of 4 and 6 swap-AB items (pairs); on 3 and 5 SMs the swap-AB kernel's item ranges start in
-// the middle of a pair, of a pass and of an expert.
+// of 4 and 6 swap-AB items (pairs); on 3 and 5 SMs the swap-AB kernel's steps start in the
+// middle of a pass and of an expert (its auto schedule: the pair kernels, dynamic, on 3 SMs;
+// the split kernels elsewhere).
 void expect_pass_kernel_matches(GemmTile tile, uint64_t seed) {
   Gpu g;
   for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
@@ -322,24 +323,33 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
 }
 
 // The swap-AB kernel's other stage shapes and its schedules: 1 and 2 K blocks per stage
-// (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above) with the dynamic and the auto
-// schedule, and 4 with the static one (SYMMOE_GEMM_SWAPAB_SCHEDULE; NOTE [swap-AB schedule]:
-// auto is dynamic on 5 SMs here and static on all of them). 13 K blocks: the
-// last stage of every item runs past K (zeros, zero scales) for 2 and 4. Runs alternate between
-// 5 SMs and all of them, so the dynamic schedule's counter is reset for grids of either size.
+// (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above) with the dynamic and the static
+// schedule, 4 with the auto and the static one (SYMMOE_GEMM_SWAPAB_SCHEDULE; NOTE [swap-AB
+// schedule]; auto: N = 768 gives 60 one-pass items, the pair kernels on 5 SMs, whose device
+// side then takes dynamic, and the split kernels on all SMs), and the split kernels (NOTE
+// [swap-AB K split]: 8 or 4 K blocks per stage, half per warpgroup). 13 K blocks: the last
+// stage of every item runs past K (zeros, zero scales) for 2, 4 and split, where warpgroup 1's
+// last half holds one K block (8 rows) or none (16-64 rows). Runs alternate between 5 SMs and
+// all of them, so the dynamic schedule's counter is reset for grids of either size.
 // Against the reference and, with integer inputs, bit-exact.
 TEST(GroupedGemmGpu, SwapAbKernelStageShapesAndSchedulesMatch) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   uint64_t seed = 600;
-  const std::pair<const char*, const char*> shapes[] = {{"1", "dynamic"}, {"2", "auto"}, {"4", "static"}};
-  for (const auto& [kd, schedule] : shapes) {
+  struct Variant {
+    const char* kd;
+    const char* schedule;
+    int n;
+  };
+  const Variant variants[] = {
+      {"1", "dynamic", 384}, {"2", "static", 384}, {"4", "auto", 768}, {"4", "static", 384}, {"4", "split", 384}};
+  for (const auto& [kd, schedule, n] : variants) {
     const test::EnvGuard env_kd("SYMMOE_GEMM_SWAPAB_KBLOCKS", kd);
     const test::EnvGuard env_schedule("SYMMOE_GEMM_SWAPAB_SCHEDULE", schedule);
-    const std::string shape = std::string(kd) + " K blocks per stage, " + schedule + " schedule";
+    const std::string shape = std::string(kd) + " K blocks per stage, " + schedule + " schedule, N " + std::to_string(n);
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
       for (const int expected : {8, 16, 32, 64}) {
-        const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, 384, 1664, expected + 3, false, seed++);
+        const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, n, 1664, expected + 3, false, seed++);
         const std::string what = "swap-AB, " + shape + ", " + name(layout) + " expected_m " + std::to_string(expected);
         expect_matches(c, run(g, c, GemmTile::kSwapAB, runtime::SmBudget{5, 0}, expected), false, what);
         expect_matches(c, run(g, c, GemmTile::kSwapAB, {}, expected), false, what + ", every SM");
