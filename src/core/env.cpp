@@ -35,7 +35,8 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, swap-AB decode kernel (--tile swapab): how SMs take work: dynamic (pairs "
        "of 64-row weight items from a device-wide counter as stages free up), static (equal "
        "contiguous ranges of items per SM), split (single items from the counter, each item's K "
-       "split between the SM's two consumer warpgroups) or auto (dynamic from 12 items per SM).",
+       "split between the SM's two consumer warpgroups) or auto (split up to 32 rows per expert "
+       "below 12 items per SM; otherwise dynamic from 12 items per SM, static below).",
        {"auto", "dynamic", "static", "split"}},
       {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "
@@ -65,6 +66,12 @@ std::vector<Var> make_registry() {
        "each 128-column batch after it is done (the variant clusters of 2 and ordered issue are "
        "built for).",
        {}, 0, 5},
+      {"SYMMOE_GEMM_WGMMA_STAGES", Type::kInt, "3",
+       "Grouped GEMM, own wgmma kernels with the tma epilogue (fp8: 128 x 256 tiles, "
+       "SYMMOE_GEMM_WGMMA_OVERLAP=2; bf16: clusters of 1): pipeline stages, 3 (the output tile "
+       "staged whole) or 4 (the output staged and stored in 64-column rounds through a quarter "
+       "of the buffer).",
+       {}, 3, 4},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "256",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): tile width, 256 (two 128-column "
        "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only).",

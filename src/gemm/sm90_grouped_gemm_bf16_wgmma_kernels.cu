@@ -97,10 +97,15 @@ struct Bf16Consumer {
 // or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct); on request in clusters
 // of 2 CTAs sharing each weight tile or 2 x 2 also sharing activation tiles (NOTE [wgmma weight
 // multicast], SYMMOE_GEMM_WGMMA_BF16_CLUSTER=2 | 4; measured in NOTE [bf16 wgmma kernel]).
-template <int kStages, int kCluster, bool kTmaStore, int kClusterN = 1>
-using Bf16Launch = WgmmaLaunch<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false, kClusterN>,
-                               Bf16Consumer<TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false, kClusterN>>>;
+template <int kStages, int kCluster, bool kTmaStore, int kClusterN = 1, int kStageCols = 256>
+using Bf16Shape = TileShape<256, 256, kStages, kCluster, kTmaStore, 2, false, kClusterN, kStageCols>;
+template <int kStages, int kCluster, bool kTmaStore, int kClusterN = 1, int kStageCols = 256>
+using Bf16Launch = WgmmaLaunch<Bf16Shape<kStages, kCluster, kTmaStore, kClusterN, kStageCols>,
+                               Bf16Consumer<Bf16Shape<kStages, kCluster, kTmaStore, kClusterN, kStageCols>>>;
 using Bf16Tma = Bf16Launch<3, 1, true>;
+// 4 stages next to a 16 KiB staging buffer: the output in 64-column rounds
+// (SYMMOE_GEMM_WGMMA_STAGES=4).
+using Bf16Tma4 = Bf16Launch<4, 1, true, 1, 64>;
 using Bf16Direct = Bf16Launch<4, 1, false>;
 using Bf16PairTma = Bf16Launch<3, 2, true>;
 using Bf16PairDirect = Bf16Launch<4, 2, false>;
@@ -119,11 +124,13 @@ cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, 
   if (cluster == 2) {
     return tma_store ? Bf16PairTma::launch(src, slots, stream) : Bf16PairDirect::launch(src, slots, stream);
   }
+  if (tma_store && env::get_int("SYMMOE_GEMM_WGMMA_STAGES") == 4) return Bf16Tma4::launch(src, slots, stream);
   return tma_store ? Bf16Tma::launch(src, slots, stream) : Bf16Direct::launch(src, slots, stream);
 }
 
 void bf16_wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   Bf16Tma::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_tma_store");
+  Bf16Tma4::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_tma_store_s4");
   Bf16Direct::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256");
   Bf16PairTma::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2_tma_store");
   Bf16PairDirect::append(out, "sm90_grouped_gemm_bf16_wgmma_128x256_c2");

@@ -241,8 +241,10 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
   const bool dynamic = sched.dynamic(total);
   ItemRange range(total);
   // Dynamic: unit blockIdx.x first (no counter round trip before the first copies; the unit the
-  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead. A unit is
-  // a pair of items, or one item when split (S::kUnitItems).
+  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead: the
+  // counter is advanced as a step starts and its value read once the step's copies are issued,
+  // so the round trip runs under them. A unit is a pair of items, or one item when split
+  // (S::kUnitItems).
   constexpr int kUnit = S::kUnitItems;
   int64_t unit = blockIdx.x, upcoming = 0;
   int s = 0;
@@ -256,7 +258,6 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
         code = encode_step(kUnit * unit, kUnit);
         st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, S::kT);
       }
-      unit = __shfl_sync(0xffffffffu, upcoming, 0);
     } else if (range.next < range.end) {
       st = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT);
       st.items = S::kSplit ? 1 : range.step_items(range.next, st.blk, blocks_per_pass);
@@ -304,6 +305,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
       advance_stage(s, phase, S::kStages);
     }
     if (code == kStop) return;
+    if (dynamic) unit = __shfl_sync(0xffffffffu, upcoming, 0);
   }
 }
 
@@ -610,14 +612,24 @@ struct SplitFamily {
   }
 };
 
-// SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto with fewer than kDynamicMinItems items per SM when
-// every expert takes one pass (the host does not see the counts): the split kernels. Otherwise
-// the pair kernels with SYMMOE_GEMM_SWAPAB_KBLOCKS K blocks per stage (1, 2 or 4; default 4).
+// The auto schedule's kernels: split up to 32 rows per expert with fewer than kDynamicMinItems
+// items per SM if every expert took one pass (the host does not see the counts), pairs
+// otherwise. Measured (H200, deepseek-v3 shapes, bench/results/gemm_swapab_split_h200.log):
+// split against the pairs' best schedule at 8 experts, gate/up +1-2 points up to 32 rows (+4-9
+// on a shape whose items split unevenly, N 4352), down -2 to +1; at 64 rows the activation tile
+// is as large as the weights' share of a stage and split fell behind (down -3, 32 experts -6).
+constexpr int kSplitMaxM = 32;
+inline bool split_by_default(const GroupSource& src, int sm_count) {
+  const int64_t one_pass_items = int64_t{src.groups} * (src.n / kItemRows);
+  return src.expected_m <= kSplitMaxM && one_pass_items < int64_t{kDynamicMinItems} * std::max(sm_count, 1);
+}
+
+// SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto where split_by_default: the split kernels.
+// Otherwise the pair kernels with SYMMOE_GEMM_SWAPAB_KBLOCKS K blocks per stage (1, 2 or 4;
+// default 4).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
-  const int64_t one_pass_items = int64_t{src.groups} * (src.n / kItemRows);
-  if (kind == "split" ||
-      (kind == "auto" && one_pass_items < int64_t{kDynamicMinItems} * std::max(slots.sm_count, 1))) {
+  if (kind == "split" || (kind == "auto" && split_by_default(src, slots.sm_count))) {
     return SplitFamily::launch(src, slots, stream);
   }
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");

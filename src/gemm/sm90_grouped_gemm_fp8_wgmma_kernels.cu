@@ -103,8 +103,10 @@ constexpr int fp8_batch_n(int bn, int overlap) { return overlap > 0 ? bn / (bn =
 
 enum AFrags : int { kAFragsNone = 0, kAFragsPerBlock = 1, kAFragsShared = 2 };
 
-template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0, int kAFrags_ = kAFragsNone>
-struct WgmmaShape : TileShape<kBN_, fp8_batch_n(kBN_, kOverlap_), kStages_, kCluster_, kTmaStore_, 1, true> {
+template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0, int kAFrags_ = kAFragsNone,
+          int kStageCols_ = kBN_>
+struct WgmmaShape
+    : TileShape<kBN_, fp8_batch_n(kBN_, kOverlap_), kStages_, kCluster_, kTmaStore_, 1, true, 1, kStageCols_> {
   static constexpr int kOverlap = kOverlap_;
   static constexpr int kAFrags = kAFrags_;
   static constexpr bool kARegs = kAFrags != kAFragsNone;
@@ -460,6 +462,9 @@ using Shape192Tma = WgmmaShape<192, 4, 1, true>;
 using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, 1>;
 using Shape192TmaOverlap = WgmmaShape<192, 4, 1, true, 1>;
 using Shape256TmaOverlap2 = WgmmaShape<256, 3, 1, true, 2>;
+// The same with 4 stages next to a 16 KiB staging buffer: the output in 64-column rounds
+// (SYMMOE_GEMM_WGMMA_STAGES=4).
+using Shape256TmaOverlap2S4 = WgmmaShape<256, 4, 1, true, 2, kAFragsNone, 64>;
 using Shape192TmaOverlap2 = WgmmaShape<192, 4, 1, true, 2>;
 // Activation fragments in registers (SYMMOE_GEMM_WGMMA_OVERLAP=3): 256-wide, drain every K block.
 using Shape256TmaOverlapRegs = WgmmaShape<256, 3, 1, true, 1, kAFragsPerBlock>;
@@ -495,6 +500,9 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
       return WgmmaConfig<Shape256TmaOverlapRegs>::launch(src, slots, stream);
     }
     if (overlap == 2) {
+      if (width == 256 && env::get_int("SYMMOE_GEMM_WGMMA_STAGES") == 4) {
+        return WgmmaConfig<Shape256TmaOverlap2S4>::launch(src, slots, stream);
+      }
       return width == 192 ? WgmmaConfig<Shape192TmaOverlap2>::launch(src, slots, stream)
                           : WgmmaConfig<Shape256TmaOverlap2>::launch(src, slots, stream);
     }
@@ -529,6 +537,7 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   WgmmaConfig<Shape256TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap");
   WgmmaConfig<Shape192TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap");
   WgmmaConfig<Shape256TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2");
+  WgmmaConfig<Shape256TmaOverlap2S4>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2_s4");
   WgmmaConfig<Shape192TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap2");
   WgmmaConfig<Shape256TmaOverlapRegs>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap_aregs");
   WgmmaConfig<Shape256TmaOverlap2Regs>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2_aregs");

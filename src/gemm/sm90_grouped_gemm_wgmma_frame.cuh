@@ -50,9 +50,11 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // scales and 2 weight scales (the fp8 recipe). A cluster of kCluster x kClusterN CTAs (1-D,
 // rank = rm + kCluster rn) runs the tiles of kCluster consecutive row blocks and kClusterN
 // consecutive column blocks together: CTAs of one column block share its weight tile, CTAs of
-// one row block its activation tile (NOTE [wgmma weight multicast]).
+// one row block its activation tile (NOTE [wgmma weight multicast]). kStageCols: output
+// columns staged for the tensor stores at once (NOTE [wgmma tensor-store epilogue]): the
+// whole tile, or 64 per round (a quarter of the staging bytes, room for another stage).
 template <int kBN_, int kBatchN_, int kStages_, int kCluster_, bool kTmaStore_, int kElemBytes_, bool kScaled_,
-          int kClusterN_ = 1>
+          int kClusterN_ = 1, int kStageCols_ = kBN_>
 struct TileShape {
   static constexpr int kBN = kBN_;
   static constexpr int kBatchN = kBatchN_;
@@ -70,7 +72,8 @@ struct TileShape {
   static constexpr int kBBytes = kBN * kBK;
   static constexpr int kBSliceRows = kBN / kCluster;   // weight rows each CTA of a column block loads
   static constexpr int kASliceRows = kBM / kClusterN;  // activation rows each CTA of a row block loads
-  static constexpr int kOutBytes = kTmaStore ? kBM * kBN * 2 : 0;  // bf16 tile staged for tensor stores
+  static constexpr int kStageCols = kStageCols_;
+  static constexpr int kOutBytes = kTmaStore ? kBM * kStageCols * 2 : 0;  // bf16 columns staged for tensor stores
   static constexpr int kScaleFloats = kScaled ? kBM + 4 : 0;  // 128 activation scales, 2 weight scales, padding
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
@@ -81,6 +84,7 @@ struct TileShape {
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 4) / 12; }
   static_assert(kBN == 256 || kBN == 192, "128 x 256 or 128 x 192 tiles");
   static_assert(kBN % kBatchN == 0, "whole column batches");
+  static_assert(kStageCols == kBN || kStageCols == 64, "the whole tile or 64 columns staged at once");
   static_assert(kElemBytes == 1 || kElemBytes == 2, "fp8 or bf16 operands");
   static_assert(kCtas == 1 || kCtas == 2 || kCtas == 4, "cluster of 1, 2 or 4 CTAs");
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
@@ -326,49 +330,60 @@ SYMMOE_DEVICE void store_batch(const float (&acc)[Shape::kBatchN / 2], const Con
 }
 
 // NOTE [wgmma tensor-store epilogue]: with kTmaStore a warpgroup whose 64 rows all lie inside
-// the expert stages its 64 x kBN bf16 block in shared memory (its own half of the out tile:
-// blocks of 64 rows x 64 columns, 128-byte rows, 128-byte swizzle, written with
+// the expert stages its 64 x kBN bf16 block in shared memory (its own half of the staging
+// buffer: blocks of 64 rows x 64 columns, 128-byte rows, 128-byte swizzle, written with
 // stmatrix: the accumulator layout is stmatrix's fragment layout) and one thread stores it
 // with tensor copies, columns past N clipped by the tensor map; the warpgroup goes on to the
-// next tile while the copies run. Before the next staging the same thread waits until the
+// next tile while the copies run. Before each staging the same thread waits until the
 // copies have read the staging buffer (bulk_wait_read_all), and at the end until they have
-// completed. A warpgroup with rows past the expert's count (the last row block of an expert)
+// completed. With kStageCols = 64 the block goes out in kBN / 64 rounds of one 64-column
+// block through a quarter of the buffer, each round waiting for the previous one's reads.
+// A warpgroup with rows past the expert's count (the last row block of an expert)
 // stores directly (store_batch): a tensor copy cannot stop at the count.
 template <class Shape>
 SYMMOE_DEVICE void store_tile_tma(const float (&acc)[Shape::kBatches][Shape::kBatchN / 2], const ConsumerTile& c,
                                   int wg, const CUtensorMap* map_out, uint8_t* out_stage, int src_n) {
+  constexpr int kRounds = Shape::kBN / Shape::kStageCols, kBlocksPerRound = Shape::kStageCols / 64;
   const int warp_in_wg = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const bool leader = warp_in_wg == 0 && lane == 0;
-  uint8_t* base = out_stage + wg * (64 * Shape::kBN * 2);
-  if (leader) tma::bulk_wait_read_all();
-  wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
+  uint8_t* base = out_stage + wg * (64 * Shape::kStageCols * 2);
   // stmatrix .x4 over 16 rows x 16 columns: matrices (rows +0, cols +0), (rows +8, cols +0),
   // (rows +0, cols +8), (rows +8, cols +8); lane 8 k + i addresses row i of matrix k.
   const int k = lane / 8, i = lane % 8;
   const int row = 16 * warp_in_wg + i + 8 * (k & 1);
+  const auto row0 = static_cast<int32_t>(c.rows.row0 + c.m0 + 64 * wg);
 #pragma unroll
-  for (int h = 0; h < Shape::kBatches; ++h) {
+  for (int r = 0; r < kRounds; ++r) {
+    if (c.n0 + int64_t{Shape::kStageCols} * r >= src_n) break;  // wholly past N (warpgroup-uniform)
+    if (leader) tma::bulk_wait_read_all();
+    wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
 #pragma unroll
-    for (int j = 0; j < Shape::kBatchN / 8; j += 2) {
-      const int col = Shape::kBatchN * h + 8 * (j + (k >> 1));
-      uint8_t* addr = base + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row & 7)) * 16);
-      const float* a = acc[h];
-      tma::stmatrix_x4(addr, pack_bf16x2(a[4 * j + 0], a[4 * j + 1]),
-                       pack_bf16x2(a[4 * j + 2], a[4 * j + 3]),
-                       pack_bf16x2(a[4 * j + 4], a[4 * j + 5]),
-                       pack_bf16x2(a[4 * j + 6], a[4 * j + 7]));
+    for (int h = 0; h < Shape::kBatches; ++h) {
+#pragma unroll
+      for (int j = 0; j < Shape::kBatchN / 8; j += 2) {
+        // The 16 columns 8 j .. 8 j + 15 of batch h lie in one 64-column block.
+        if ((Shape::kBatchN * h + 8 * j) / Shape::kStageCols != r) continue;
+        const int col = Shape::kBatchN * h + 8 * (j + (k >> 1));
+        const int col_in_stage = col % Shape::kStageCols;
+        uint8_t* addr = base + (col_in_stage / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row & 7)) * 16);
+        const float* a = acc[h];
+        tma::stmatrix_x4(addr, pack_bf16x2(a[4 * j + 0], a[4 * j + 1]),
+                         pack_bf16x2(a[4 * j + 2], a[4 * j + 3]),
+                         pack_bf16x2(a[4 * j + 4], a[4 * j + 5]),
+                         pack_bf16x2(a[4 * j + 6], a[4 * j + 7]));
+      }
     }
-  }
-  tma::fence_proxy_async();
-  wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
-  if (leader) {
-    const auto row0 = static_cast<int32_t>(c.rows.row0 + c.m0 + 64 * wg);
+    tma::fence_proxy_async();
+    wg == 0 ? tma::named_sync<3>(128) : tma::named_sync<4>(128);
+    if (leader) {
 #pragma unroll
-    for (int b = 0; b < Shape::kBN / 64; ++b) {
-      if (c.n0 + 64 * b >= src_n) break;  // wholly past N
-      tma::store_2d(map_out, static_cast<int32_t>(c.n0 + 64 * b), row0, base + b * 8192);
+      for (int b = 0; b < kBlocksPerRound; ++b) {
+        const int64_t col0 = c.n0 + int64_t{Shape::kStageCols} * r + 64 * b;
+        if (col0 >= src_n) break;  // wholly past N
+        tma::store_2d(map_out, static_cast<int32_t>(col0), row0, base + b * 8192);
+      }
+      tma::bulk_commit();
     }
-    tma::bulk_commit();
   }
 }
 

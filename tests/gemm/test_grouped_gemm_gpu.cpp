@@ -284,8 +284,8 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
 // below, at and above it, both layouts, K not a multiple of the decode kernel's pipeline depth
 // nor of the swap-AB kernel's stage count (the ring wraps inside a pass and across passes), N
 // of 4 and 6 swap-AB items (pairs); on 3 and 5 SMs the swap-AB kernel's steps start in the
-// middle of a pass and of an expert (its auto schedule: the pair kernels, dynamic, on 3 SMs;
-// the split kernels elsewhere).
+// middle of a pass and of an expert (its auto schedule: the pair kernels, dynamic, on 3 SMs
+// and at 64 rows; the split kernels elsewhere).
 void expect_pass_kernel_matches(GemmTile tile, uint64_t seed) {
   Gpu g;
   for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
@@ -326,7 +326,8 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
 // (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above) with the dynamic and the static
 // schedule, 4 with the auto and the static one (SYMMOE_GEMM_SWAPAB_SCHEDULE; NOTE [swap-AB
 // schedule]; auto: N = 768 gives 60 one-pass items, the pair kernels on 5 SMs, whose device
-// side then takes dynamic, and the split kernels on all SMs), and the split kernels (NOTE
+// side then takes dynamic; on all SMs the split kernels up to 32 rows and the pairs' static
+// side at 64), and the split kernels (NOTE
 // [swap-AB K split]: 8 or 4 K blocks per stage, half per warpgroup). 13 K blocks: the last
 // stage of every item runs past K (zeros, zero scales) for 2, 4 and split, where warpgroup 1's
 // last half holds one K block (8 rows) or none (16-64 rows). Runs alternate between 5 SMs and
@@ -375,7 +376,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   struct Variant {
-    const char *cluster, *epilogue, *ordered, *tile_n, *overlap;
+    const char *cluster, *epilogue, *ordered, *tile_n, *overlap, *stages = "3";
   };
   const Variant variants[] = {{"1", "direct", "0", "256", "0"}, {"1", "tma", "0", "256", "0"},
                               {"1", "tma", "1", "256", "0"},    {"1", "direct", "1", "256", "0"},
@@ -384,19 +385,21 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "1", "192", "0"},    {"1", "tma", "0", "256", "1"},
                               {"1", "tma", "0", "192", "1"},    {"1", "tma", "0", "256", "2"},
                               {"1", "tma", "0", "192", "2"},    {"1", "tma", "0", "256", "3"},
-                              {"1", "tma", "0", "256", "4"},    {"1", "tma", "0", "256", "5"}};
+                              {"1", "tma", "0", "256", "4"},    {"1", "tma", "0", "256", "5"},
+                              {"1", "tma", "0", "256", "2", "4"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
-           ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ") ";
+           ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages) ";
   };
   struct VariantEnv {
-    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap;
+    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap, stages;
     explicit VariantEnv(const Variant& v)
         : cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster),
           epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue),
           ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered),
           tile_n("SYMMOE_GEMM_WGMMA_TILE_N", v.tile_n),
-          overlap("SYMMOE_GEMM_WGMMA_OVERLAP", v.overlap) {}
+          overlap("SYMMOE_GEMM_WGMMA_OVERLAP", v.overlap),
+          stages("SYMMOE_GEMM_WGMMA_STAGES", v.stages) {}
   };
   // SYMMOE_TEST_WGMMA_VARIANTS="9,10" runs only those variants (indices into `variants`) besides
   // variant 0, the base of the bit comparisons: a shorter device run while one variant is
@@ -454,17 +457,23 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
 // stores clipped at N, direct stores per 8 columns), the stage ring wrapping across tiles on
 // 3 SMs, more than 32 experts, rows past the count next to full row blocks (a cluster pair's
 // second tile past the rows; a 2 x 2 cluster's column blocks past N), both epilogues, clusters
-// of 1, 2 and 2 x 2 and both layouts; integer
+// of 1, 2 and 2 x 2, 4 stages with the output staged in 64-column rounds (the last round of N
+// 328 clipped, of N 512 K 24 with 4 rounds per tile) and both layouts; integer
 // inputs exact; an invalid count reported naming the expert.
 TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   uint64_t seed = 700;
-  for (const auto& [epilogue, cluster] :
-       {std::pair{"tma", "1"}, {"direct", "1"}, {"tma", "2"}, {"direct", "2"}, {"tma", "4"}, {"direct", "4"}}) {
+  struct Variant {
+    const char *epilogue, *cluster, *stages;
+  };
+  const Variant variants[] = {{"tma", "1", "3"},    {"direct", "1", "3"}, {"tma", "2", "3"}, {"direct", "2", "3"},
+                              {"tma", "4", "3"},    {"direct", "4", "3"}, {"tma", "1", "4"}};
+  for (const auto& [epilogue, cluster, stages] : variants) {
     const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
     const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", cluster);
-    const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ": ";
+    const test::EnvGuard env_stages("SYMMOE_GEMM_WGMMA_STAGES", stages);
+    const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ", " + stages + " stages: ";
     for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
       const std::string what = ep + name(layout);
       const HostCase odd = make_case(GemmDtype::kBF16, layout, 6, 328, 1000, 300, false, seed++);
