@@ -558,30 +558,33 @@ struct Launch {
   }
 };
 
-// Stages: as many as fit next to the tables of 256 experts (Shape::max_groups), at most 12.
-template <int kD>
-struct Family {
-  using M8 = Launch<Shape<8, kD, 12 / kD>>;
-  using M16 = Launch<Shape<16, kD, 12 / kD>>;
-  using M32 = Launch<Shape<32, kD, kD == 1 ? 10 : kD == 2 ? 5 : 2>>;
-  using M64 = Launch<Shape<64, kD, kD == 1 ? 9 : kD == 2 ? 4 : 2>>;
+// One kernel per pass width (8, 16, 32, 64 rows: the shapes S8 .. S64), picked from
+// expected_m; entries named prefix + "m<width>" + suffix.
+template <class S8, class S16, class S32, class S64>
+struct PassWidths {
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
     const int m = std::max(src.expected_m, 1);
-    if (m <= 8) return M8::launch(src, slots, stream);
-    if (m <= 16) return M16::launch(src, slots, stream);
-    if (m <= 32) return M32::launch(src, slots, stream);
-    return M64::launch(src, slots, stream);
+    if (m <= 8) return Launch<S8>::launch(src, slots, stream);
+    if (m <= 16) return Launch<S16>::launch(src, slots, stream);
+    if (m <= 32) return Launch<S32>::launch(src, slots, stream);
+    return Launch<S64>::launch(src, slots, stream);
   }
-  static void append(std::vector<runtime::KernelEntry>& out) {
-    static const std::string d = "_k" + std::to_string(kD);
-    static const std::string n8 = "sm90_grouped_gemm_fp8_swapab_m8" + d, n16 = "sm90_grouped_gemm_fp8_swapab_m16" + d,
-                             n32 = "sm90_grouped_gemm_fp8_swapab_m32" + d, n64 = "sm90_grouped_gemm_fp8_swapab_m64" + d;
-    M8::append(out, n8.c_str());
-    M16::append(out, n16.c_str());
-    M32::append(out, n32.c_str());
-    M64::append(out, n64.c_str());
+  static void append(std::vector<runtime::KernelEntry>& out, const std::string& prefix, const std::string& suffix) {
+    // The entries keep the names' pointers: one set per instantiation, built on the first call.
+    static const std::string names[4] = {prefix + "m8" + suffix, prefix + "m16" + suffix, prefix + "m32" + suffix,
+                                         prefix + "m64" + suffix};
+    Launch<S8>::append(out, names[0].c_str());
+    Launch<S16>::append(out, names[1].c_str());
+    Launch<S32>::append(out, names[2].c_str());
+    Launch<S64>::append(out, names[3].c_str());
   }
 };
+
+// The pair kernels with kD K blocks per stage. Stages: as many as fit next to the tables of
+// 256 experts (Shape::max_groups), at most 12.
+template <int kD>
+using Family = PassWidths<Shape<8, kD, 12 / kD>, Shape<16, kD, 12 / kD>, Shape<32, kD, kD == 1 ? 10 : kD == 2 ? 5 : 2>,
+                          Shape<64, kD, kD == 1 ? 9 : kD == 2 ? 4 : 2>>;
 
 // NOTE [swap-AB K split]: one item per step, its K blocks split between the consumer
 // warpgroups (per stage: the first kD to warpgroup 0, the next kD to warpgroup 1), warpgroup 1's
@@ -592,25 +595,7 @@ struct Family {
 // activations of 2 kD K blocks (twice the pairs' share per weight byte). Stages: as many as fit
 // next to the tables of 256 experts; 2 K blocks per warpgroup from 16 rows, where the
 // activations take more of a stage.
-struct SplitFamily {
-  using M8 = Launch<Shape<8, 4, 3, true>>;
-  using M16 = Launch<Shape<16, 2, 5, true>>;
-  using M32 = Launch<Shape<32, 2, 4, true>>;
-  using M64 = Launch<Shape<64, 2, 3, true>>;
-  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-    const int m = std::max(src.expected_m, 1);
-    if (m <= 8) return M8::launch(src, slots, stream);
-    if (m <= 16) return M16::launch(src, slots, stream);
-    if (m <= 32) return M32::launch(src, slots, stream);
-    return M64::launch(src, slots, stream);
-  }
-  static void append(std::vector<runtime::KernelEntry>& out) {
-    M8::append(out, "sm90_grouped_gemm_fp8_swapab_split_m8");
-    M16::append(out, "sm90_grouped_gemm_fp8_swapab_split_m16");
-    M32::append(out, "sm90_grouped_gemm_fp8_swapab_split_m32");
-    M64::append(out, "sm90_grouped_gemm_fp8_swapab_split_m64");
-  }
-};
+using SplitFamily = PassWidths<Shape<8, 4, 3, true>, Shape<16, 2, 5, true>, Shape<32, 2, 4, true>, Shape<64, 2, 3, true>>;
 
 // The auto schedule's kernels: split up to 32 rows per expert with fewer than kDynamicMinItems
 // items per SM if every expert took one pass (the host does not see the counts), pairs
@@ -640,10 +625,11 @@ cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_
 }
 
 void append_kernels(std::vector<runtime::KernelEntry>& out) {
-  Family<1>::append(out);
-  Family<2>::append(out);
-  Family<4>::append(out);
-  SplitFamily::append(out);
+  const std::string prefix = "sm90_grouped_gemm_fp8_swapab_";
+  Family<1>::append(out, prefix, "_k1");
+  Family<2>::append(out, prefix, "_k2");
+  Family<4>::append(out, prefix, "_k4");
+  SplitFamily::append(out, prefix + "split_", "");
 }
 
 }  // namespace
