@@ -181,9 +181,9 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 //  - static: each CTA takes a contiguous range of items, equal in length give or take one
 //    (steps of two, one at the end of a range or pass).
 //  - split (the split kernels, NOTE [swap-AB K split]): dynamic with single items as the unit.
-// auto (SYMMOE_GEMM_SWAPAB_SCHEDULE, default) runs the split kernels when the experts' one-pass
-// items number fewer than kDynamicMinItems per SM (decided on the host from the shape), else
-// the pair kernels, whose device side takes dynamic from kDynamicMinItems items per CTA
+// auto (SYMMOE_GEMM_SWAPAB_SCHEDULE, default) runs the split kernels up to 32 rows per expert
+// (split_by_default), else the pair kernels, whose device side takes dynamic from
+// kDynamicMinItems items per CTA
 // (every CTA decides alike from the row tables): with fewer, a pair is too coarse a unit — at
 // 8 experts (4-7 items per CTA) static ranges measured 1-8 points ahead, at 32 (15-27 items
 // per CTA) dynamic 0-13 points ahead (gemm_swapab_schedule_h200.log). Handing out the last
@@ -597,24 +597,22 @@ using Family = PassWidths<Shape<8, kD, 12 / kD>, Shape<16, kD, 12 / kD>, Shape<3
 // activations take more of a stage.
 using SplitFamily = PassWidths<Shape<8, 4, 3, true>, Shape<16, 2, 5, true>, Shape<32, 2, 4, true>, Shape<64, 2, 3, true>>;
 
-// The auto schedule's kernels: split up to 32 rows per expert with fewer than kDynamicMinItems
-// items per SM if every expert took one pass (the host does not see the counts), pairs
-// otherwise. Measured (H200, deepseek-v3 shapes, bench/results/gemm_swapab_split_h200.log):
-// split against the pairs' best schedule at 8 experts, gate/up +1-2 points up to 32 rows (+4-9
-// on a shape whose items split unevenly, N 4352), down -2 to +1; at 64 rows the activation tile
-// is as large as the weights' share of a stage and split fell behind (down -3, 32 experts -6).
+// The auto schedule's kernels: split up to kSplitMaxM rows per expert, pairs above. Measured
+// (H200, deepseek-v3 shapes, 10 GEMMs per graph; bench/results/gemm_swapab_split_h200.log,
+// gemm_swapab_split2_h200.log) against the pairs' best schedule, up to 32 rows: gate/up +0-2
+// points at 8 experts and +2-3 at 32 (97.5-99.8 %), down 8 experts -1 to +2 (77-79 %), 32
+// experts level (93-95 %); a shape whose items leave some SMs one more (N 4352, 8 experts)
+// +4-9. At 64 rows the activation tile is as large as the weights' share of a stage and
+// split fell behind (down over 32 experts 81 against 87 %).
 constexpr int kSplitMaxM = 32;
-inline bool split_by_default(const GroupSource& src, int sm_count) {
-  const int64_t one_pass_items = int64_t{src.groups} * (src.n / kItemRows);
-  return src.expected_m <= kSplitMaxM && one_pass_items < int64_t{kDynamicMinItems} * std::max(sm_count, 1);
-}
+inline bool split_by_default(const GroupSource& src) { return src.expected_m <= kSplitMaxM; }
 
 // SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto where split_by_default: the split kernels.
 // Otherwise the pair kernels with SYMMOE_GEMM_SWAPAB_KBLOCKS K blocks per stage (1, 2 or 4;
 // default 4).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
-  if (kind == "split" || (kind == "auto" && split_by_default(src, slots.sm_count))) {
+  if (kind == "split" || (kind == "auto" && split_by_default(src))) {
     return SplitFamily::launch(src, slots, stream);
   }
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");

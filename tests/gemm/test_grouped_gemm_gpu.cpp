@@ -284,8 +284,8 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
 // below, at and above it, both layouts, K not a multiple of the decode kernel's pipeline depth
 // nor of the swap-AB kernel's stage count (the ring wraps inside a pass and across passes), N
 // of 4 and 6 swap-AB items (pairs); on 3 and 5 SMs the swap-AB kernel's steps start in the
-// middle of a pass and of an expert (its auto schedule: the pair kernels, dynamic, on 3 SMs
-// and at 64 rows; the split kernels elsewhere).
+// middle of a pass and of an expert (its auto schedule: the split kernels up to 32 rows, the
+// pair kernels at 64).
 void expect_pass_kernel_matches(GemmTile tile, uint64_t seed) {
   Gpu g;
   for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
@@ -325,9 +325,9 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
 // The swap-AB kernel's other stage shapes and its schedules: 1 and 2 K blocks per stage
 // (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above) with the dynamic and the static
 // schedule, 4 with the auto and the static one (SYMMOE_GEMM_SWAPAB_SCHEDULE; NOTE [swap-AB
-// schedule]; auto: N = 768 gives 60 one-pass items, the pair kernels on 5 SMs, whose device
-// side then takes dynamic; on all SMs the split kernels up to 32 rows and the pairs' static
-// side at 64), and the split kernels (NOTE
+// schedule]; auto: the split kernels up to 32 rows, at 64 the pair kernels, whose device side
+// takes dynamic on 5 SMs, N = 768 giving 60 items, and static on all SMs), and the split
+// kernels (NOTE
 // [swap-AB K split]: 8 or 4 K blocks per stage, half per warpgroup). 13 K blocks: the last
 // stage of every item runs past K (zeros, zero scales) for 2, 4 and split, where warpgroup 1's
 // last half holds one K block (8 rows) or none (16-64 rows). Runs alternate between 5 SMs and
