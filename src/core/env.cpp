@@ -66,12 +66,12 @@ std::vector<Var> make_registry() {
        "each 128-column batch after it is done (the variant clusters of 2 and ordered issue are "
        "built for).",
        {}, 0, 5},
-      {"SYMMOE_GEMM_WGMMA_STAGES", Type::kInt, "3",
+      {"SYMMOE_GEMM_WGMMA_STAGES", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels with the tma epilogue (fp8: 128 x 256 tiles, "
        "SYMMOE_GEMM_WGMMA_OVERLAP=2; bf16: clusters of 1): pipeline stages, 3 (the output tile "
-       "staged whole) or 4 (the output staged and stored in 64-column rounds through a quarter "
-       "of the buffer).",
-       {}, 3, 4},
+       "staged whole), 4 (the output staged and stored in 64-column rounds through a quarter "
+       "of the buffer) or auto (bf16: 4 up to 512 rows per expert, 3 above; fp8: 3).",
+       {"auto", "3", "4"}},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "256",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): tile width, 256 (two 128-column "
        "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only).",

@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sm90_grouped_gemm_wgmma_frame.cuh"
@@ -104,7 +105,7 @@ using Bf16Launch = WgmmaLaunch<Bf16Shape<kStages, kCluster, kTmaStore, kClusterN
                                Bf16Consumer<Bf16Shape<kStages, kCluster, kTmaStore, kClusterN, kStageCols>>>;
 using Bf16Tma = Bf16Launch<3, 1, true>;
 // 4 stages next to a 16 KiB staging buffer: the output in 64-column rounds
-// (SYMMOE_GEMM_WGMMA_STAGES=4).
+// (SYMMOE_GEMM_WGMMA_STAGES, four_stages).
 using Bf16Tma4 = Bf16Launch<4, 1, true, 1, 64>;
 using Bf16Direct = Bf16Launch<4, 1, false>;
 using Bf16PairTma = Bf16Launch<3, 2, true>;
@@ -113,6 +114,19 @@ using Bf16PairDirect = Bf16Launch<4, 2, false>;
 // of column blocks (SYMMOE_GEMM_WGMMA_BF16_CLUSTER=4).
 using Bf16QuadTma = Bf16Launch<3, 2, true, 2>;
 using Bf16QuadDirect = Bf16Launch<4, 2, false, 2>;
+
+// SYMMOE_GEMM_WGMMA_STAGES: 4 stages (Bf16Tma4) or 3; auto takes 4 up to kFourStageMaxM rows
+// per expert. Measured (H200, same process, 4 and 3 alternating twice;
+// bench/results/gemm_bf16_stages_swapab_odd_h200.log, gemm_bf16_stages_h200.log): at 256 rows
+// 4 stages gave gate/up 8 and 32 experts 722-724 against 661-683 TFLOPS, down 32 677-678
+// against 625-628; at 512 +1 to +5 %; at 128 level; at 1024-4096 rows 0 to -4 % (weight
+// tiles met by more row blocks come from L2, and the rounds of the epilogue cost more than
+// the extra stage hides).
+constexpr int kFourStageMaxM = 512;
+bool four_stages(const GroupSource& src) {
+  const std::string stages = env::get_string("SYMMOE_GEMM_WGMMA_STAGES");
+  return stages == "4" || (stages == "auto" && src.expected_m <= kFourStageMaxM);
+}
 
 cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
@@ -124,7 +138,7 @@ cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, 
   if (cluster == 2) {
     return tma_store ? Bf16PairTma::launch(src, slots, stream) : Bf16PairDirect::launch(src, slots, stream);
   }
-  if (tma_store && env::get_int("SYMMOE_GEMM_WGMMA_STAGES") == 4) return Bf16Tma4::launch(src, slots, stream);
+  if (tma_store && four_stages(src)) return Bf16Tma4::launch(src, slots, stream);
   return tma_store ? Bf16Tma::launch(src, slots, stream) : Bf16Direct::launch(src, slots, stream);
 }
 

@@ -500,7 +500,8 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
       return WgmmaConfig<Shape256TmaOverlapRegs>::launch(src, slots, stream);
     }
     if (overlap == 2) {
-      if (width == 256 && env::get_int("SYMMOE_GEMM_WGMMA_STAGES") == 4) {
+      // 4 stages on request only: 0.97-1.01x of 3 (bench/results/gemm_wgmma_stages_h200.log).
+      if (width == 256 && env::get_string("SYMMOE_GEMM_WGMMA_STAGES") == "4") {
         return WgmmaConfig<Shape256TmaOverlap2S4>::launch(src, slots, stream);
       }
       return width == 192 ? WgmmaConfig<Shape192TmaOverlap2>::launch(src, slots, stream)

@@ -26,7 +26,8 @@ struct GroupSource {
   int64_t total_rows;        // contiguous: rows of act / out
   int max_m;                 // masked
   int n, k, groups;
-  int expected_m;            // rows per expert the caller expects (GroupedGemmOptions): sizes the decode kernel
+  int expected_m;            // rows per expert the caller expects (GroupedGemmOptions): the decode and swap-AB
+                             // passes, the swap-AB schedule, the bf16 wgmma stage count
 };
 
 // Device memory a launch of one configuration uses besides the problem's tensors.
