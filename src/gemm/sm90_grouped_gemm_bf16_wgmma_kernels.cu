@@ -25,7 +25,10 @@
 // samples — L2 traffic, not the mainloop. Clusters sharing operand tiles by multicast
 // (SYMMOE_GEMM_WGMMA_BF16_CLUSTER) did not help reliably: pairs sharing weight tiles 664 vs
 // 622 TFLOPS in one run, 626 vs 666 in the next; 2 x 2 clusters 0.70-1.02x of clusters of 1
-// (gemm_bench_h200.log). Both stay selectable; the GPU test runs every cluster shape.
+// (gemm_bench_h200.log). Both stay selectable; the GPU test runs every cluster shape. More
+// bytes in flight did help at these sizes: a fourth stage, the output staged in 64-column
+// rounds (SYMMOE_GEMM_WGMMA_STAGES, four_stages below: gate/up 32 x 256 722-724 against
+// 661-683 TFLOPS in the same process), taken up to 512 rows per expert.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -95,7 +98,8 @@ struct Bf16Consumer {
 };
 
 // 128 x 256 bf16 tiles: 3 stages of 48 KiB and the 64 KiB staged output tile (tensor stores),
-// or 4 stages with direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct); on request in clusters
+// 4 stages and a 16 KiB staging buffer (tensor stores in 64-column rounds), or 4 stages with
+// direct stores (SYMMOE_GEMM_WGMMA_EPILOGUE=direct); on request in clusters
 // of 2 CTAs sharing each weight tile or 2 x 2 also sharing activation tiles (NOTE [wgmma weight
 // multicast], SYMMOE_GEMM_WGMMA_BF16_CLUSTER=2 | 4; measured in NOTE [bf16 wgmma kernel]).
 template <int kStages, int kCluster, bool kTmaStore, int kClusterN = 1, int kStageCols = 256>

@@ -12,7 +12,9 @@
 //    (NOTE [swap-AB schedule]: from a device-wide counter or in equal contiguous ranges), so
 //    the SMs stream equal shares of the weight bytes and an expert's items, which share its
 //    activation rows, run on neighbouring SMs at the same time;
-//  - consumer warpgroup w takes the step's item w, both read the same activation tile;
+//  - consumer warpgroup w takes the step's item w, both read the same activation tile (the
+//    pair kernels), or both take the step's one item, each half of every stage's K blocks
+//    (the split kernels, NOTE [swap-AB K split]; the default up to 32 rows per expert);
 //  - the producer warp's lane 0 issues the tensor copies of a stage — kD (default 4) 128-wide K blocks
 //    of the step's 64-row weight items and of the kT-row activation tile, 128-byte swizzle,
 //    kD * 128 contiguous bytes per row (NOTE [swap-AB K run]); activation rows past the
@@ -31,6 +33,9 @@
 //  - early launch (NOTE [swap-AB early launch]): the CTAs set up and pull their first weights
 //    into L2 while the previous kernel drains.
 // Correct for any count; chosen (choose_tile) at decode sizes, where a pass covers the rows.
+// With the split kernels up to 32 rows (bench/results/gemm_swapab_split2_h200.log): gate/up
+// E = 8 88-89 %, E = 32 97.5-99.8 %, down E = 8 77-79 %, E = 32 93-95 %; at 64 rows (pairs)
+// 83 / 94 / 68 / 87 %. Before them, pairs only:
 // Measured on the H200 (bench/results/gemm_swapab_h200.log; deepseek-v3 shapes, Wt% = weight
 // bytes / time against the same run's d2d copy rate, 10 GEMMs per graph node to node, the
 // auto schedule): gate/up E = 8 82-87 %, E = 32 92-97 %; down E = 8 67-74 %, E = 32 86-95 %
