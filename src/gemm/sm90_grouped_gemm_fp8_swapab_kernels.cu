@@ -179,9 +179,9 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 //    a device-wide counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs
 //    that HBM serves faster take more pairs and all finish together, give or take a pair. The
 //    counter is read and advanced only after griddepcontrol.wait (NOTE [swap-AB early launch]),
-//    i.e. after the previous launch on the stream completed; every CTA reaches the end of the
-//    kernel (failed waits are bounded and leave the loops), counts itself in `done`, and the
-//    last one resets both words for the next launch. Launches sharing one GroupedGemm must be
+//    i.e. after the previous launch on the stream completed; every CTA's producer leaves its
+//    loop (failed waits are bounded), counts the CTA in `done`, and the last one resets both
+//    words for the next launch. Launches sharing one GroupedGemm must be
 //    ordered on one stream (as its argument arrays already require).
 //  - static: each CTA takes a contiguous range of items, equal in length give or take one
 //    (steps of two, one at the end of a range or pass).
@@ -497,14 +497,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const device::WaitContext ctx{p.status, p.timeout_ns, kernel_name()};
   if (warp == 1) {
     produce<S>(map_act, map_w, src, sm, p.schedule, ctx);
-  } else if (warp >= 4) {
-    consume<S>(src, sm, ctx);
-  }
-  // Every thread gets here, also after a failed wait. The last CTA resets the schedule words
-  // for the next launch (NOTE [swap-AB schedule]): every CTA took its last pair before.
-  if (p.schedule.kind != ScheduleKind::kStatic) {
-    __syncthreads();
-    if (tid == 0) {
+    // This CTA takes no more work (produce also returns after a failed wait): the last CTA to
+    // get here resets the schedule words for the next launch (NOTE [swap-AB schedule]). Lane 0
+    // made every counter access of the CTA; it counts the CTA out as the producer leaves, while
+    // the consumers still run the last stages, so the count is not on the CTA's way out.
+    if (lane == 0 && p.schedule.kind != ScheduleKind::kStatic) {
       __threadfence();
       if (atomicAdd(p.schedule.next + 1, 1) == static_cast<int>(gridDim.x) - 1) {
         __threadfence();
@@ -513,6 +510,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         __threadfence();
       }
     }
+  } else if (warp >= 4) {
+    consume<S>(src, sm, ctx);
   }
 }
 
