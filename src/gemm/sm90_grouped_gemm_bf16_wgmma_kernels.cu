@@ -119,17 +119,16 @@ using Bf16PairDirect = Bf16Launch<4, 2, false>;
 using Bf16QuadTma = Bf16Launch<3, 2, true, 2>;
 using Bf16QuadDirect = Bf16Launch<4, 2, false, 2>;
 
-// SYMMOE_GEMM_WGMMA_STAGES: 4 stages (Bf16Tma4) or 3; auto takes 4 up to kFourStageMaxM rows
-// per expert. Measured (H200, same process, 4 and 3 alternating twice;
+// SYMMOE_GEMM_WGMMA_STAGES: 4 stages (Bf16Tma4) or 3; auto takes 4 up to kBf16FourStageMaxM
+// rows per expert (bf16_wgmma_stages_by_default, symmoe/gemm/grouped_gemm.hpp). Measured (H200, same process, 4 and 3 alternating twice;
 // bench/results/gemm_bf16_stages_swapab_odd_h200.log, gemm_bf16_stages_h200.log): at 256 rows
 // 4 stages gave gate/up 8 and 32 experts 722-724 against 661-683 TFLOPS, down 32 677-678
 // against 625-628; at 512 +1 to +5 %; at 128 level; at 1024-4096 rows 0 to -4 % (weight
 // tiles met by more row blocks come from L2, and the rounds of the epilogue cost more than
 // the extra stage hides).
-constexpr int kFourStageMaxM = 512;
 bool four_stages(const GroupSource& src) {
   const std::string stages = env::get_string("SYMMOE_GEMM_WGMMA_STAGES");
-  return stages == "4" || (stages == "auto" && src.expected_m <= kFourStageMaxM);
+  return stages == "4" || (stages == "auto" && bf16_wgmma_stages_by_default(src.expected_m) == 4);
 }
 
 cudaError_t bf16_wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {

@@ -601,22 +601,21 @@ using Family = PassWidths<Shape<8, kD, 12 / kD>, Shape<16, kD, 12 / kD>, Shape<3
 // activations take more of a stage.
 using SplitFamily = PassWidths<Shape<8, 4, 3, true>, Shape<16, 2, 5, true>, Shape<32, 2, 4, true>, Shape<64, 2, 3, true>>;
 
-// The auto schedule's kernels: split up to kSplitMaxM rows per expert, pairs above. Measured
+// The auto schedule's kernels (swapab_split_by_default, symmoe/gemm/grouped_gemm.hpp): split
+// up to kSwapAbSplitMaxM rows per expert, pairs above. Measured
 // (H200, deepseek-v3 shapes, 10 GEMMs per graph; bench/results/gemm_swapab_split_h200.log,
 // gemm_swapab_split2_h200.log) against the pairs' best schedule, up to 32 rows: gate/up +0-2
 // points at 8 experts and +2-3 at 32 (97.5-99.8 %), down 8 experts -1 to +2 (77-79 %), 32
 // experts level (93-95 %); a shape whose items leave some SMs one more (N 4352, 8 experts)
 // +4-9. At 64 rows the activation tile is as large as the weights' share of a stage and
 // split fell behind (down over 32 experts 81 against 87 %).
-constexpr int kSplitMaxM = 32;
-inline bool split_by_default(const GroupSource& src) { return src.expected_m <= kSplitMaxM; }
 
-// SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto where split_by_default: the split kernels.
+// SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto where swapab_split_by_default: the split kernels.
 // Otherwise the pair kernels with SYMMOE_GEMM_SWAPAB_KBLOCKS K blocks per stage (1, 2 or 4;
 // default 4).
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
-  if (kind == "split" || (kind == "auto" && split_by_default(src))) {
+  if (kind == "split" || (kind == "auto" && swapab_split_by_default(src.expected_m))) {
     return SplitFamily::launch(src, slots, stream);
   }
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");

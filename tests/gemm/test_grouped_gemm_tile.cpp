@@ -34,6 +34,22 @@ TEST(GroupedGemm, TheHeuristicPicksSwapAbForDecodeSmallTilesForFewTilesAndWgmmaF
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 100, 2, 512, 132).tile, GemmTile::kSmallM);
 }
 
+// Inside a family: the swap-AB split kernels up to 32 rows per expert (pairs at 64, where the
+// activation tile fills half a split stage), the bf16 wgmma kernel's 4 stages up to 512 rows
+// (3 from 1024, where they measured behind); both boundaries lie inside the families' ranges.
+TEST(GroupedGemm, AutoSettingsInsideAFamilyFollowTheRowsPerExpert) {
+  static_assert(swapab_split_by_default(1) && swapab_split_by_default(8) && swapab_split_by_default(32));
+  EXPECT_TRUE(swapab_split_by_default(kSwapAbSplitMaxM));
+  EXPECT_FALSE(swapab_split_by_default(kSwapAbSplitMaxM + 1));
+  EXPECT_FALSE(swapab_split_by_default(kSwapAbMaxM));
+  EXPECT_LT(kSwapAbSplitMaxM, kSwapAbMaxM);
+  EXPECT_EQ(bf16_wgmma_stages_by_default(kBf16WgmmaMinM), 4);
+  EXPECT_EQ(bf16_wgmma_stages_by_default(kBf16FourStageMaxM), 4);
+  EXPECT_EQ(bf16_wgmma_stages_by_default(kBf16FourStageMaxM + 1), 3);
+  EXPECT_EQ(bf16_wgmma_stages_by_default(4096), 3);
+  EXPECT_GE(kBf16FourStageMaxM, kBf16WgmmaMinM);
+}
+
 TEST(GroupedGemm, TileDescriptionsNameTheirShape) {
   EXPECT_EQ(std::string(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kLargeM).name),
             "fp8 128x128x128 cooperative, cluster 1x2");

@@ -27,7 +27,9 @@ namespace symmoe::gemm {
 // (0.975-1.09x kLargeM's 128x256 tile at 256-4096 rows over three runs; 0.95-0.97x at 192).
 // kSwapAB (fp8 only): our decode-size wgmma/TMA kernel with the weights on wgmma's M side and
 // the expert's rows (8, 16, 32 or 64 per pass, from expected_m) on its N side, every SM of the
-// budget streaming an equal share of the weight bytes (NOTE [fp8 swap-AB kernel]).
+// budget streaming an equal share of the weight bytes (NOTE [fp8 swap-AB kernel]); up to
+// kSwapAbSplitMaxM rows per expert its split kernels (NOTE [swap-AB K split]), above them its
+// pair kernels (SYMMOE_GEMM_SWAPAB_SCHEDULE overrides).
 enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma, kSwapAB };
 
 struct TileChoice {
@@ -49,6 +51,15 @@ inline constexpr int kDecodeMaxM = 8;
 inline constexpr int kWgmmaMinM = 128;
 inline constexpr int kBf16WgmmaMinM = 256;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
+
+// Within a tile family, what the auto settings take from expected_m (bench/RESULTS.md):
+// kSwapAB's split kernels up to kSwapAbSplitMaxM rows per expert (SYMMOE_GEMM_SWAPAB_SCHEDULE
+// = auto), the bf16 kWgmma kernel's 4 stages up to kBf16FourStageMaxM
+// (SYMMOE_GEMM_WGMMA_STAGES = auto; fp8 keeps 3).
+inline constexpr int kSwapAbSplitMaxM = 32;
+inline constexpr int kBf16FourStageMaxM = 512;
+constexpr bool swapab_split_by_default(int expected_m) { return expected_m <= kSwapAbSplitMaxM; }
+constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <= kBf16FourStageMaxM ? 4 : 3; }
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
 // Order in which the persistent CTAs walk an expert's output tiles: down M first (CTAs running
