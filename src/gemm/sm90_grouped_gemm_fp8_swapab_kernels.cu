@@ -206,21 +206,15 @@ struct Schedule {
   }
 };
 
-// SYMMOE_GEMM_SWAPAB_SCHEDULE for the pair kernels (split selects the split kernels, which
-// always run dynamic).
-inline ScheduleKind schedule_kind() {
-  const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
-  return kind == "dynamic" ? ScheduleKind::kDynamic : kind == "static" ? ScheduleKind::kStatic : ScheduleKind::kAuto;
-}
-
 // A CTA's contiguous range of items [next, end) (static schedule).
 struct ItemRange {
   int64_t next, end;
   SYMMOE_DEVICE ItemRange(int64_t total) : next(total * blockIdx.x / gridDim.x), end(total * (blockIdx.x + 1) / gridDim.x) {}
-  // Items of the step that starts at item `first` (weight block `blk` of its pass): two, unless
-  // the pass or the range ends after one.
-  SYMMOE_DEVICE int step_items(int64_t first, int blk, int blocks_per_pass) const {
-    return blk + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
+  // Items of the step that starts at item `first` (weight block `blk` of its pass) for a kernel
+  // whose steps hold up to unit_items (S::kUnitItems): two, unless the unit is one item or the
+  // pass or the range ends after one.
+  SYMMOE_DEVICE int step_items(int64_t first, int blk, int blocks_per_pass, int unit_items) const {
+    return unit_items == 2 && blk + 1 < blocks_per_pass && first + 1 < end ? 2 : 1;
   }
 };
 
@@ -265,7 +259,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
       }
     } else if (range.next < range.end) {
       st = decode_step(encode_step(range.next, 1), sm.items_start, src.groups, blocks_per_pass, S::kT);
-      st.items = S::kSplit ? 1 : range.step_items(range.next, st.blk, blocks_per_pass);
+      st.items = range.step_items(range.next, st.blk, blocks_per_pass, S::kUnitItems);
       code = encode_step(range.next, st.items);
       range.next += st.items;
     }
@@ -446,9 +440,9 @@ SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSo
   if (first >= (dynamic ? total : range.end)) return;
   // A dynamic step is a unit (a pair: total is even; or one item); a static one as the producer
   // takes it.
-  const int items = dynamic || S::kSplit
-                        ? S::kUnitItems
-                        : range.step_items(first, static_cast<int>(first % blocks_per_pass), blocks_per_pass);
+  const int items = dynamic ? S::kUnitItems
+                            : range.step_items(first, static_cast<int>(first % blocks_per_pass), blocks_per_pass,
+                                               S::kUnitItems);
   const int64_t w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
   constexpr int kStages = S::kStages;  // by value: std::min takes references
   const int stages = std::min(kStages, (kblocks + S::kStageBlocks - 1) / S::kStageBlocks);
@@ -531,14 +525,15 @@ inline CUtensorMap make_kblock_map(const void* base, int64_t rows, int64_t k, in
 template <class S>
 struct Launch {
   static const void* kernel() { return reinterpret_cast<const void*>(&sm90_grouped_gemm_fp8_swapab_kernel<S>); }
-  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+  // schedule: NOTE [swap-AB schedule]; the split kernels run dynamic.
+  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream,
+                            ScheduleKind schedule) {
     SYMMOE_CHECK(src.groups <= S::max_groups(), "grouped GEMM (fp8 swap-AB): ", src.groups,
                  " experts; the tables in shared memory hold at most ", S::max_groups());
     const int64_t rows = src.offsets == nullptr ? int64_t{src.groups} * src.max_m : src.total_rows;
     const CUtensorMap map_act = make_kblock_map(src.act, rows, src.k, S::kT, S::kStageBlocks, "activations");
     const CUtensorMap map_w =
         make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kStageBlocks, "weights");
-    const ScheduleKind schedule = S::kSplit ? ScheduleKind::kDynamic : schedule_kind();
     SYMMOE_CHECK(schedule == ScheduleKind::kStatic || slots.schedule != nullptr,
                  "grouped GEMM (fp8 swap-AB): no schedule words");
     Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, schedule}};
@@ -566,12 +561,13 @@ struct Launch {
 // expected_m; entries named prefix + "m<width>" + suffix.
 template <class S8, class S16, class S32, class S64>
 struct PassWidths {
-  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
+  static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream,
+                            ScheduleKind schedule) {
     const int m = std::max(src.expected_m, 1);
-    if (m <= 8) return Launch<S8>::launch(src, slots, stream);
-    if (m <= 16) return Launch<S16>::launch(src, slots, stream);
-    if (m <= 32) return Launch<S32>::launch(src, slots, stream);
-    return Launch<S64>::launch(src, slots, stream);
+    if (m <= 8) return Launch<S8>::launch(src, slots, stream, schedule);
+    if (m <= 16) return Launch<S16>::launch(src, slots, stream, schedule);
+    if (m <= 32) return Launch<S32>::launch(src, slots, stream, schedule);
+    return Launch<S64>::launch(src, slots, stream, schedule);
   }
   static void append(std::vector<runtime::KernelEntry>& out, const std::string& prefix, const std::string& suffix) {
     // The entries keep the names' pointers: one set per instantiation, built on the first call.
@@ -612,17 +608,20 @@ using SplitFamily = PassWidths<Shape<8, 4, 3, true>, Shape<16, 2, 5, true>, Shap
 
 // SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto where swapab_split_by_default: the split kernels.
 // Otherwise the pair kernels with SYMMOE_GEMM_SWAPAB_KBLOCKS K blocks per stage (1, 2 or 4;
-// default 4).
+// default 4). The variables are read once per launch.
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
   if (kind == "split" || (kind == "auto" && swapab_split_by_default(src.expected_m))) {
-    return SplitFamily::launch(src, slots, stream);
+    return SplitFamily::launch(src, slots, stream, ScheduleKind::kDynamic);
   }
+  const ScheduleKind schedule = kind == "dynamic" ? ScheduleKind::kDynamic
+                                : kind == "static" ? ScheduleKind::kStatic
+                                                   : ScheduleKind::kAuto;
   const int64_t kd = env::get_int("SYMMOE_GEMM_SWAPAB_KBLOCKS");
   SYMMOE_CHECK(kd == 1 || kd == 2 || kd == 4, "SYMMOE_GEMM_SWAPAB_KBLOCKS = ", kd, ": 1, 2 or 4");
-  if (kd == 4) return Family<4>::launch(src, slots, stream);
-  if (kd == 2) return Family<2>::launch(src, slots, stream);
-  return Family<1>::launch(src, slots, stream);
+  if (kd == 4) return Family<4>::launch(src, slots, stream, schedule);
+  if (kd == 2) return Family<2>::launch(src, slots, stream, schedule);
+  return Family<1>::launch(src, slots, stream, schedule);
 }
 
 void append_kernels(std::vector<runtime::KernelEntry>& out) {
