@@ -223,15 +223,16 @@ struct Params {
   device::StatusBlock* status;
   uint64_t timeout_ns;
   Schedule schedule;
+  uint64_t* trace;  // NOTE [swap-AB trace]; null: off
 };
 
 SYMMOE_DEVICE const char* kernel_name() { return "grouped_gemm_fp8_swapab"; }
 
 // Warp 1: lane 0 takes the steps (NOTE [swap-AB schedule]) and issues the tensor copies, every
 // lane copies scales; after the last step a stage with code kStop ends the consumers. Returns
-// at the end or on a failed wait.
+// at the end or on a failed wait, with the number of items whose copies it issued.
 template <class S>
-SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w, const GroupSource& src,
+SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, const GroupSource& src,
                            const Smem<S>& sm, const Schedule& sched, const device::WaitContext& ctx) {
   const int lane = threadIdx.x % 32;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
@@ -246,7 +247,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
   // (S::kUnitItems).
   constexpr int kUnit = S::kUnitItems;
   int64_t unit = blockIdx.x, upcoming = 0;
-  int s = 0;
+  int s = 0, taken = 0;
   uint32_t phase = 0;
   for (;;) {
     int64_t code = kStop;
@@ -267,7 +268,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
     const auto a_row = static_cast<int32_t>(rows.x + st.c0);
     const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
     for (int ks = 0; ks < (code == kStop ? 1 : kstages); ++ks) {
-      if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
+      if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return taken;
       const int kb0 = ks * S::kStageBlocks;
       if (lane == 0) {
         sm.step_code[s] = code;  // published by the arrival below (release), read after the full wait
@@ -303,7 +304,8 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_w,
       tma::cp_async_arrive_noinc(&sm.full[s]);
       advance_stage(s, phase, S::kStages);
     }
-    if (code == kStop) return;
+    if (code == kStop) return taken;
+    taken += st.items;
     if (dynamic) unit = __shfl_sync(0xffffffffu, upcoming, 0);
   }
 }
@@ -336,8 +338,10 @@ SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t 
 // flag stops the other waiters) ends the warpgroup's loop as a whole (wgmma must stay
 // warpgroup-uniform): the wait's outcome is and-reduced over the warpgroup — over both when
 // split, so that both leave at the same stage and the item-end barrier always completes.
+// trace: this CTA's trace entry (NOTE [swap-AB trace]) or null.
 template <class S>
-SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const device::WaitContext& ctx) {
+SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const device::WaitContext& ctx,
+                           uint64_t* trace) {
   constexpr int kT = S::kT, kJ = kT / 8;
   const int wg = static_cast<int>(threadIdx.x / 128) - 1, warp_in_wg = static_cast<int>(threadIdx.x / 32 % 4);
   const int lane = static_cast<int>(threadIdx.x % 32), g = lane / 4, t = lane % 4;
@@ -352,8 +356,9 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
     if constexpr (S::kSplit) return tma::named_sync_and<1>(256, ok);
     return wg == 0 ? tma::named_sync_and<1>(128, ok) : tma::named_sync_and<2>(128, ok);
   };
-  for (;;) {
+  for (bool first = true;; first = false) {
     if (!wait_full()) return;
+    if (first && trace != nullptr && threadIdx.x == 128) trace[kTraceFirstStage] = device::ptx::globaltimer_ns();
     const int64_t code = sm.step_code[s];
     if (code == kStop) return;
     const Step st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, kT);
@@ -427,8 +432,9 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
 // schedule: the first pairs go out in about CTA order) or the start of its range (static); a
 // wrong guess costs only those bytes. The weights may be written by the previous kernel (an expert prefetch): an L2
 // prefetch is no read of them — L2 is the GPU's point of coherence, so the copies after the
-// wait see that kernel's writes. Row tables, activations, scales and outputs are touched only
-// after the wait. Every CTA then triggers its dependents, whose CTAs start in turn on the SMs
+// wait see that kernel's writes. Likewise the row tables' lines are asked into L2 (their reads
+// right after the wait are the first thing on the launch's path). Row tables, activations,
+// scales and outputs are read only after the wait. Every CTA then triggers its dependents, whose CTAs start in turn on the SMs
 // this grid leaves (a GEMM after this one streams its first weights while this one drains).
 template <class S>
 SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src, const Schedule& sched) {
@@ -463,6 +469,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const Smem<S> sm(smem_raw + ((1024 - (tma::smem_addr(smem_raw) & 1023)) & 1023), groups);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int blocks_per_pass = src.n / kItemRows;
+  uint64_t* const trace = p.trace == nullptr ? nullptr : p.trace + int64_t{blockIdx.x} * kSwapAbTraceWords;
+  const uint64_t t_start = trace != nullptr ? device::ptx::globaltimer_ns() : 0;
   if (tid == 0) {
     tma::prefetch_map(&map_act);
     tma::prefetch_map(&map_w);
@@ -473,7 +481,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     device::bulk::fence_mbarrier_init();
     prefetch_first_stages<S>(map_w, src, p.schedule);
   }
+  // The row tables' lines (32 entries each), read right after the wait.
+  for (int e = 32 * tid; e < groups; e += 32 * kThreads) {
+    device::ptx::prefetch_l2(src.counts + e);
+    if (src.offsets != nullptr) device::ptx::prefetch_l2(src.offsets + e);
+  }
   device::ptx::griddep_wait();  // NOTE [swap-AB early launch]
+  const uint64_t t_wait = trace != nullptr ? device::ptx::globaltimer_ns() : 0;
   // Items per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
   // reports them.
   for (int e = tid; e < groups; e += kThreads) {
@@ -488,9 +502,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   device::ptx::griddep_launch_dependents();
+  if (trace != nullptr && tid == 0) {
+    trace[kTraceStart] = t_start;
+    trace[kTraceWaitDone] = t_wait;
+    trace[kTraceTablesDone] = device::ptx::globaltimer_ns();
+    trace[kTraceSm] = device::ptx::smid();
+  }
   const device::WaitContext ctx{p.status, p.timeout_ns, kernel_name()};
   if (warp == 1) {
-    produce<S>(map_act, map_w, src, sm, p.schedule, ctx);
+    const int taken = produce<S>(map_act, map_w, src, sm, p.schedule, ctx);
+    if (trace != nullptr && lane == 0) {
+      trace[kTraceProducerDone] = device::ptx::globaltimer_ns();
+      trace[kTraceItems] = static_cast<uint64_t>(taken);
+    }
     // This CTA takes no more work (produce also returns after a failed wait): the last CTA to
     // get here resets the schedule words for the next launch (NOTE [swap-AB schedule]). Lane 0
     // made every counter access of the CTA; it counts the CTA out as the producer leaves, while
@@ -505,7 +529,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else if (warp >= 4) {
-    consume<S>(src, sm, ctx);
+    consume<S>(src, sm, ctx, trace);
+    if (trace != nullptr && tid == 128) trace[kTraceConsumerEnd] = device::ptx::globaltimer_ns();
   }
 }
 
@@ -536,7 +561,7 @@ struct Launch {
         make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kStageBlocks, "weights");
     SYMMOE_CHECK(schedule == ScheduleKind::kStatic || slots.schedule != nullptr,
                  "grouped GEMM (fp8 swap-AB): no schedule words");
-    Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, schedule}};
+    Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, schedule}, slots.trace};
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(std::max(slots.sm_count, 1), 1, 1);
     config.blockDim = dim3(kThreads, 1, 1);

@@ -41,6 +41,7 @@ struct LaunchSlots {
   bool raster_along_n;     // GroupedGemmOptions::raster
   bool early;              // GroupedGemmOptions::early_launch
   int* schedule;           // 2 zero-initialised words that persist across launches (NOTE [swap-AB schedule])
+  uint64_t* trace;         // GroupedGemmOptions::trace (swap-AB only; null: off)
 };
 
 struct WorkspaceBytes {

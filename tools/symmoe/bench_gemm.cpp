@@ -36,6 +36,7 @@
 #include "bench_common.hpp"
 #include "commands.hpp"
 #include "gemm_baseline.hpp"
+#include "gemm_trace.hpp"
 #include "report.hpp"
 #include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/core/device_info.hpp"
@@ -67,12 +68,13 @@ struct GemmOptions {
   bool baseline = true;
   bool early_launch = true;
   bool dry_run = false;
+  bool trace = false;
   std::string json;
 };
 
 bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   try {
-    Args args(argv, {"no-baseline", "no-early-launch", "dry-run"},
+    Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace"},
               {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
@@ -114,6 +116,8 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->baseline = !args.flag("no-baseline");
     o->early_launch = !args.flag("no-early-launch");
     o->dry_run = args.flag("dry-run");
+    o->trace = args.flag("trace");
+    SYMMOE_CHECK(!o->trace || o->per_graph >= 2, "--trace needs --per-graph >= 2 (a launch and its predecessor)");
     o->json = args.get("json").value_or("");
     return true;
   } catch (const Error& e) {
@@ -122,7 +126,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
                  "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
                  "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
                  "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] "
-                 "[--sms N] [--no-baseline] [--no-early-launch] [--dry-run] [--json FILE]\n",
+                 "[--sms N] [--no-baseline] [--no-early-launch] [--trace] [--dry-run] [--json FILE]\n",
                  e.what());
     return false;
   }
@@ -286,14 +290,26 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     go.tile = o.tile;  // decode and swap-AB are fp8 only: bf16 runs the CUTLASS tile of that size
     if (!fp8 && (o.tile == gemm::GemmTile::kDecode || o.tile == gemm::GemmTile::kSwapAB)) go.tile = gemm::GemmTile::kSmallM;
     gemm::TileChoice tile;
+    // --trace: launch i of the graph writes its CTAs' entries at trace_words + i * trace_stride.
+    const size_t trace_stride = size_t(info.num_sms) * gemm::kSwapAbTraceWords;
+    DeviceBuf trace_words(o.trace ? o.per_graph * trace_stride * sizeof(uint64_t) : 0);
+    if (o.trace) SYMMOE_CUDA_CHECK(cudaMemset(trace_words.p, 0, o.per_graph * trace_stride * sizeof(uint64_t)));
     const double us = time_graph_us(
         stream, o.reps,
         [&](int i) {
           gemm::GroupedGemmProblem pi = p;
           pi.weights = weights_for(i);
-          tile = gg.run(pi, stream, go);
+          gemm::GroupedGemmOptions gi = go;
+          if (o.trace) gi.trace = trace_words.as<uint64_t>() + i * trace_stride;
+          tile = gg.run(pi, stream, gi);
         },
         o.per_graph);
+    std::vector<std::string> trace_lines;
+    if (o.trace && tile.tile == gemm::GemmTile::kSwapAB) {
+      std::vector<uint64_t> words(o.per_graph * trace_stride);
+      SYMMOE_CUDA_CHECK(cudaMemcpy(words.data(), trace_words.p, words.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+      trace_lines = summarize_swapab_trace(words, o.per_graph, info.num_sms);
+    }
     const double us_one = o.per_graph > 1 ? time_graph_us(stream, o.reps, [&](int) { gg.run(p, stream, go); }) : us;
     double copy_frac = 0;  // weight bytes / time vs a same-size d2d copy (read + write bytes / time)
     if (o.per_graph > 1) {
@@ -351,6 +367,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         100 * copy_frac, us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
                 loop_us > 0 ? loop_us / us : 0.0);
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
+    for (const auto& line : trace_lines) std::printf("  %8s %s\n", "", line.c_str());
     std::fflush(stdout);
     const std::string key = c.key();
     report.record(key + " us", us, "us");

@@ -93,6 +93,12 @@ SYMMOE_DEVICE void griddep_launch_dependents() {
 #endif
 }
 
+// Asks L2 for the 128-byte line holding p (a hint: no value is read, so it is no read of data
+// another kernel may still write; L2 is the GPU's point of coherence).
+SYMMOE_DEVICE void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p) : "memory");
+}
+
 // Nanoseconds of the global timer (shared by all SMs of the GPU).
 SYMMOE_DEVICE uint64_t globaltimer_ns() {
   uint64_t t;

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "symmoe/gemm/grouped_gemm_problem.hpp"
 #include "symmoe/runtime/device_runtime.hpp"
@@ -82,6 +83,28 @@ struct GroupedGemmOptions {
   // kernel start likewise. No effect unless the previous kernel triggers its dependents (a
   // GEMM of this family does) or has finished.
   bool early_launch = true;
+  // Diagnostics (kSwapAB only; NOTE [swap-AB trace]): when set, every CTA of the launch writes
+  // kSwapAbTraceWords words at trace + blockIdx.x * kSwapAbTraceWords (room for one entry per
+  // SM of the budget): global-timer nanoseconds of its milestones (SwapAbTraceEvent) and the
+  // work items it took. A captured run writes on every replay. Costs a few stores per CTA.
+  uint64_t* trace = nullptr;
+};
+
+// NOTE [swap-AB trace]: the words of a CTA's trace entry (GroupedGemmOptions::trace).
+// kStart .. kConsumerEnd: %globaltimer (ns) when the CTA started, when griddepcontrol.wait
+// returned, when its row tables were built, when consumer warpgroup 0 saw its first stage,
+// when the producer issued its last copies, and when consumer warpgroup 0 stored its last
+// outputs; kItems: work items the CTA took; kSm: the SM it ran on.
+enum SwapAbTraceEvent : int {
+  kTraceStart = 0,
+  kTraceWaitDone,
+  kTraceTablesDone,
+  kTraceFirstStage,
+  kTraceProducerDone,
+  kTraceConsumerEnd,
+  kTraceItems,
+  kTraceSm,
+  kSwapAbTraceWords
 };
 
 // One per device and stream user: owns the argument arrays and CUTLASS's workspace, sized for
