@@ -4,7 +4,8 @@
 # build/release/tools/symmoe_ab, the binary to compare against): the swap-AB GPU tests
 # (GTEST_FILTER, default *SwapAb*; "skip" runs none), `--trace` timelines at 8 and 32 experts
 # (TRACE_MS rows per expert), down at 8 rows over 1..32 experts (the fixed cost per launch), and
-# symmoe against symmoe_ab alternating twice in one call (AB_MS). Output: $OUT/gemm_swapab_trace.log.
+# symmoe, symmoe --weights-written (no early weight copies into shared memory) and symmoe_ab,
+# alternating twice in one call (AB_MS). Output: $OUT/gemm_swapab_trace.log.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
 bench() {
@@ -22,14 +23,18 @@ bench() {
   fi
   echo "== trace, auto"
   bench tools/symmoe --experts 8,32 --m "${TRACE_MS:-8,64}" --trace
+  echo "== trace, auto, --weights-written"
+  bench tools/symmoe --experts 8 --m "${TRACE_MS:-8,64}" --trace --weights-written
   echo "== down, 8 rows, 1..32 experts"
   bench tools/symmoe --op down --experts 1,2,4,8,16,32 --m 8
-  if [ -x tools/symmoe_ab ]; then
-    for round in 1 2; do
-      for bin in symmoe symmoe_ab; do
-        echo "== $bin, auto (round $round)"
-        bench tools/$bin --experts 8,32 --m "${AB_MS:-8,16,32,64}"
-      done
-    done
-  fi
+  for round in 1 2; do
+    echo "== symmoe, auto (round $round)"
+    bench tools/symmoe --experts 8,32 --m "${AB_MS:-8,16,32,64}"
+    echo "== symmoe --weights-written, auto (round $round)"
+    bench tools/symmoe --experts 8,32 --m "${AB_MS:-8,16,32,64}" --weights-written
+    if [ -x tools/symmoe_ab ]; then
+      echo "== symmoe_ab, auto (round $round)"
+      bench tools/symmoe_ab --experts 8,32 --m "${AB_MS:-8,16,32,64}"
+    fi
+  done
 } 2>&1 | tee $OUT/gemm_swapab_trace.log
