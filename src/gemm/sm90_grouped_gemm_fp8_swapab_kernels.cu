@@ -176,8 +176,9 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 
 // NOTE [swap-AB schedule]: how the producers take steps.
 //  - dynamic: every step is a pair of items (an expert's passes have N / 64 items,
-//    an even count); CTA b starts with pair b and then takes pair gridDim.x + (the next value of
-//    a device-wide counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs
+//    an even count); CTA b starts with pairs b and gridDim.x + b (kFixedUnits: known before the
+//    wait, so the early launch can fetch both) and then takes pair 2 gridDim.x + (the next value
+//    of a device-wide counter: GroupedGemm's schedule words {next, done}), one step ahead, so SMs
 //    that HBM serves faster take more pairs and all finish together, give or take a pair. The
 //    counter is read and advanced only after griddepcontrol.wait (NOTE [swap-AB early launch]),
 //    i.e. after the previous launch on the stream completed; every CTA's producer leaves its
@@ -197,6 +198,7 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 // idles one consumer warpgroup and halves the bytes in flight;
 // gemm_swapab_schedule_singles_h200.log).
 constexpr int kDynamicMinItems = 12;
+constexpr int kFixedUnits = 2;  // dynamic: units b, gridDim.x + b, ... taken without the counter
 enum class ScheduleKind : int { kAuto, kDynamic, kStatic };
 struct Schedule {
   int* next;  // device words: [0] next pair, [1] CTAs done
@@ -235,6 +237,8 @@ struct FirstGuess {
   int64_t w_row = 0;  // its first weight row
   int items = 0;      // 0: no step
   int stages = 0;     // its first stages whose weights were copied before the wait (0: none)
+  int64_t next_w_row = 0;  // dynamic: the CTA's second fixed unit (kFixedUnits), guessed alike
+  int next_items = 0;      // 0: none (static schedule, or past the items)
 };
 
 template <class S>
@@ -251,6 +255,11 @@ SYMMOE_DEVICE FirstGuess guess_first_step(const GroupSource& src, const Params& 
   g.items = dynamic ? S::kUnitItems
                     : range.step_items(first, static_cast<int>(first % blocks_per_pass), blocks_per_pass, S::kUnitItems);
   g.w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
+  const int64_t next = S::kUnitItems * (int64_t{gridDim.x} + blockIdx.x);
+  if (dynamic && kFixedUnits > 1 && next < total) {
+    g.next_items = S::kUnitItems;
+    g.next_w_row = next / blocks_per_pass * src.n + next % blocks_per_pass * kItemRows;
+  }
   constexpr int kStages = S::kStages;  // by value: std::min takes references
   g.stages = p.early_weights ? std::min(kStages, (kblocks + S::kStageBlocks - 1) / S::kStageBlocks) : 0;
   return g;
@@ -273,20 +282,26 @@ SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, 
   const int64_t total = sm.items_start[src.groups];
   const bool dynamic = sched.dynamic(total);
   ItemRange range(total);
-  // Dynamic: unit blockIdx.x first (no counter round trip before the first copies; the unit the
-  // early launch prefetched), then gridDim.x + the counter, each taken one step ahead: the
-  // counter is advanced as a step starts and its value read once the step's copies are issued,
-  // so the round trip runs under them. A unit is a pair of items, or one item when split
-  // (S::kUnitItems).
+  // Dynamic: units blockIdx.x and gridDim.x + blockIdx.x first (kFixedUnits: no counter round
+  // trip before the first copies; the units the early launch fetched), then 2 gridDim.x + the
+  // counter, each taken one step ahead: the counter is advanced as a step starts and its value
+  // read once the step's copies are issued, so the round trip runs under them. A unit is a pair
+  // of items, or one item when split (S::kUnitItems).
+  static_assert(kFixedUnits == 1 || kFixedUnits == 2, "one or two units before the counter");
   constexpr int kUnit = S::kUnitItems;
   int64_t unit = blockIdx.x, upcoming = 0;
+  bool fixed_next = kFixedUnits == 2;  // the unit after this one is the CTA's second fixed one
   int s = 0, taken = 0, early_left = early.stages;
   uint32_t phase = 0;
   for (;;) {
     int64_t code = kStop;
     Step st{0, 0, 0, 0};
     if (dynamic) {
-      if (lane == 0 && kUnit * unit < total) upcoming = int64_t{gridDim.x} + atomicAdd(sched.next, 1);
+      if (lane == 0 && kUnit * unit < total) {
+        upcoming = fixed_next ? int64_t{gridDim.x} + blockIdx.x
+                              : int64_t{kFixedUnits} * gridDim.x + atomicAdd(sched.next, 1);
+      }
+      fixed_next = false;
       if (kUnit * unit < total) {
         code = encode_step(kUnit * unit, kUnit);
         st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, S::kT);
@@ -486,7 +501,8 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
 // weights: it sets up its barriers and fetches the weights of the step it would take first
 // (guess_first_step: right when every expert has 1 to kT rows). With static weights the first
 // kStages stages' weight copies go straight into shared memory (mbarrier.expect_tx: the
-// producer's arrival later adds the stage's activation bytes), the next kStages stages into L2;
+// producer's arrival later adds the stage's activation bytes), the next kStages stages into L2
+// (along the first unit and on into the second, when the first ends sooner: kFixedUnits);
 // without, the first kStages stages into L2 only — the weights may then be written by the
 // previous kernel (an expert prefetch), and an L2 prefetch is no read of them: L2 is the GPU's
 // point of coherence, so the copies after the wait see that kernel's writes. The row tables'
@@ -508,11 +524,16 @@ SYMMOE_DEVICE void copy_early_weights(const CUtensorMap& map_w, const GroupSourc
                    ks * S::kStageBlocks, &sm.full[ks]);
     }
   }
+  // Into L2: the kStages stages after those, along the first unit and on into the second.
   const int kstages = (src.k / kKBlock + S::kStageBlocks - 1) / S::kStageBlocks;
-  const int last = std::min(g.stages + S::kStages, kstages);
-  for (int ks = g.stages; ks < last; ++ks) {
-    for (int i = 0; i < g.items; ++i) {
-      tma::prefetch_l2_3d(&map_w, 0, static_cast<int32_t>(g.w_row + i * kItemRows), ks * S::kStageBlocks);
+  for (int q = g.stages; q < g.stages + S::kStages; ++q) {
+    const bool second = q >= kstages;
+    const int ks = second ? q - kstages : q;
+    const int items = second ? g.next_items : g.items;
+    if (ks >= kstages || items == 0) break;
+    const int64_t w_row = second ? g.next_w_row : g.w_row;
+    for (int i = 0; i < items; ++i) {
+      tma::prefetch_l2_3d(&map_w, 0, static_cast<int32_t>(w_row + i * kItemRows), ks * S::kStageBlocks);
     }
   }
 }
