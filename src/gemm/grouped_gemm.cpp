@@ -145,7 +145,7 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
                "GroupedGemmOptions::swizzle = ", o.swizzle, ": 1, 2, 4 or 8");
   const sm90::LaunchSlots slots{arrays_,      kernel_workspace_, plan.usable, rt_->device(),
                                 rt_->status(), o.swizzle,         o.raster == GemmRaster::kAlongN,
-                                o.early_launch, o.static_weights, static_cast<int*>(schedule_), o.trace};
+                                o.early_launch, static_cast<int*>(schedule_), o.trace};
   SYMMOE_CUDA_CHECK(ops_for(p.dtype, tile.tile).launch(src, slots, stream), "grouped GEMM launch (", tile.name,
                     ", ", p.num_experts, " experts, N = ", p.n, ", K = ", p.k, ", ", plan.usable, " SMs)");
   return tile;

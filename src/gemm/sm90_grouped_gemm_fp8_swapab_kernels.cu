@@ -130,7 +130,7 @@ struct Smem {
   float* red;
   uint64_t* full;
   uint64_t* empty;
-  int64_t* step_code;  // per stage: the step its copies belong to (encode_step), kStop or kSkip
+  int64_t* step_code;  // per stage: the step its copies belong to (encode_step), or kStop
   int2* rows;
   int64_t* items_start;
   SYMMOE_DEVICE Smem(uint8_t* base, int groups) {
@@ -150,7 +150,6 @@ struct Smem {
 // as in items_start. Its code travels with each of its stages (Smem::step_code), so the
 // consumers follow whatever order the producer took the steps in.
 constexpr int64_t kStop = -1;
-constexpr int64_t kSkip = -2;  // a stage of early weight copies for a step the CTA did not take: released unread
 SYMMOE_DEVICE int64_t encode_step(int64_t first, int items) { return 2 * first + (items - 1); }
 
 struct Step {
@@ -198,7 +197,7 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 // idles one consumer warpgroup and halves the bytes in flight;
 // gemm_swapab_schedule_singles_h200.log).
 constexpr int kDynamicMinItems = 12;
-constexpr int kFixedUnits = 2;  // dynamic: units b, gridDim.x + b, ... taken without the counter
+constexpr int kFixedUnits = 1;  // dynamic: units b, gridDim.x + b, ... taken without the counter
 enum class ScheduleKind : int { kAuto, kDynamic, kStatic };
 struct Schedule {
   int* next;  // device words: [0] next pair, [1] CTAs done
@@ -227,25 +226,24 @@ struct Params {
   uint64_t timeout_ns;
   Schedule schedule;
   uint64_t* trace;  // NOTE [swap-AB trace]; null: off
-  bool early_weights;  // copy the guessed first step's weights into shared memory before the wait
 };
 
-// The step a CTA takes first if every expert has between 1 and kT rows (one pass each): the
-// unit of its index (dynamic schedule: the first units go out in CTA order) or the start of its
-// range (static), as the producer would take it. NOTE [swap-AB early launch].
+// The first steps a CTA takes if every expert has between 1 and kT rows (one pass each): the
+// unit of its index and, dynamic, its second fixed unit (kFixedUnits; the first units go out in
+// CTA order), or the start of its range (static), as the producer would take them. NOTE
+// [swap-AB early launch].
 struct FirstGuess {
-  int64_t w_row = 0;  // its first weight row
-  int items = 0;      // 0: no step
-  int stages = 0;     // its first stages whose weights were copied before the wait (0: none)
-  int64_t next_w_row = 0;  // dynamic: the CTA's second fixed unit (kFixedUnits), guessed alike
+  int64_t w_row = 0;       // the first step's first weight row
+  int items = 0;           // 0: no step
+  int64_t next_w_row = 0;  // dynamic: the CTA's second fixed unit, guessed alike
   int next_items = 0;      // 0: none (static schedule, or past the items)
 };
 
 template <class S>
-SYMMOE_DEVICE FirstGuess guess_first_step(const GroupSource& src, const Params& p) {
-  const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
+SYMMOE_DEVICE FirstGuess guess_first_steps(const GroupSource& src, const Schedule& sched) {
+  const int blocks_per_pass = src.n / kItemRows;
   const int64_t total = int64_t{src.groups} * blocks_per_pass;
-  const bool dynamic = p.schedule.dynamic(total);
+  const bool dynamic = sched.dynamic(total);
   const ItemRange range(total);
   const int64_t first = dynamic ? S::kUnitItems * int64_t{blockIdx.x} : range.next;
   FirstGuess g;
@@ -260,8 +258,6 @@ SYMMOE_DEVICE FirstGuess guess_first_step(const GroupSource& src, const Params& 
     g.next_items = S::kUnitItems;
     g.next_w_row = next / blocks_per_pass * src.n + next % blocks_per_pass * kItemRows;
   }
-  constexpr int kStages = S::kStages;  // by value: std::min takes references
-  g.stages = p.early_weights ? std::min(kStages, (kblocks + S::kStageBlocks - 1) / S::kStageBlocks) : 0;
   return g;
 }
 
@@ -270,12 +266,9 @@ SYMMOE_DEVICE const char* kernel_name() { return "grouped_gemm_fp8_swapab"; }
 // Warp 1: lane 0 takes the steps (NOTE [swap-AB schedule]) and issues the tensor copies, every
 // lane copies scales; after the last step a stage with code kStop ends the consumers. Returns
 // at the end or on a failed wait, with the number of items whose copies it issued.
-// `early`: the stages whose weights were copied before the wait (stages 0 .. early.stages - 1 of
-// the ring); if the first step is not the guessed one they go out as kSkip first.
 template <class S>
 SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, const GroupSource& src,
-                          const Smem<S>& sm, const Schedule& sched, const FirstGuess& early,
-                          const device::WaitContext& ctx) {
+                           const Smem<S>& sm, const Schedule& sched, const device::WaitContext& ctx) {
   const int lane = threadIdx.x % 32;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
   const int kstages = (kblocks + S::kStageBlocks - 1) / S::kStageBlocks;  // stages per step; the last may run past K
@@ -291,7 +284,7 @@ SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, 
   constexpr int kUnit = S::kUnitItems;
   int64_t unit = blockIdx.x, upcoming = 0;
   bool fixed_next = kFixedUnits == 2;  // the unit after this one is the CTA's second fixed one
-  int s = 0, taken = 0, early_left = early.stages;
+  int s = 0, taken = 0;
   uint32_t phase = 0;
   for (;;) {
     int64_t code = kStop;
@@ -315,29 +308,14 @@ SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, 
     const int2 rows = code == kStop ? make_int2(0, 0) : sm.rows[st.e];
     const auto a_row = static_cast<int32_t>(rows.x + st.c0);
     const int64_t w_row = int64_t{st.e} * src.n + int64_t{st.blk} * kItemRows;
-    if (early_left > 0 && (code == kStop || w_row != early.w_row || st.items != early.items)) {
-      // A wrong guess: the early stages go out unread once their copies have landed (their bytes
-      // complete the phase), and this step starts after them.
-      for (; early_left > 0; --early_left) {
-        if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return taken;
-        if (lane == 0) {
-          sm.step_code[s] = kSkip;
-          tma::mbarrier_arrive(&sm.full[s]);
-        }
-        tma::cp_async_arrive_noinc(&sm.full[s]);
-        advance_stage(s, phase, S::kStages);
-      }
-    }
     for (int ks = 0; ks < (code == kStop ? 1 : kstages); ++ks) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return taken;
       const int kb0 = ks * S::kStageBlocks;
-      const bool have_w = ks < early_left;  // the stage's weights were copied before the wait
       if (lane == 0) {
         sm.step_code[s] = code;  // published by the arrival below (release), read after the full wait
-        device::bulk::mbarrier_arrive_expect_tx(
-            &sm.full[s], (have_w ? 0 : st.items * S::kItemBytes) + (code == kStop ? 0 : S::kABytes));
+        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], st.items * S::kItemBytes + (code == kStop ? 0 : S::kABytes));
         uint8_t* w_dst = sm.w + s * S::kWBytes;
-        for (int i = 0; !have_w && i < st.items; ++i) {
+        for (int i = 0; i < st.items; ++i) {
           tma::load_3d(w_dst + i * S::kItemBytes, &map_w, 0, static_cast<int32_t>(w_row + i * kItemRows), kb0,
                        &sm.full[s]);
         }
@@ -368,7 +346,6 @@ SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, 
       advance_stage(s, phase, S::kStages);
     }
     if (code == kStop) return taken;
-    early_left = 0;
     taken += st.items;
     if (dynamic) unit = __shfl_sync(0xffffffffu, upcoming, 0);
   }
@@ -425,12 +402,6 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
     if (first && trace != nullptr && threadIdx.x == 128) trace[kTraceFirstStage] = device::ptx::globaltimer_ns();
     const int64_t code = sm.step_code[s];
     if (code == kStop) return;
-    if (code == kSkip) {  // early weight copies for a step this CTA did not take
-      __syncwarp();
-      if (lane == 0) tma::mbarrier_arrive(&sm.empty[s]);
-      advance_stage(s, phase, S::kStages);
-      continue;
-    }
     const Step st = decode_step(code, sm.items_start, src.groups, blocks_per_pass, kT);
     const bool mine = S::kSplit || wg < st.items;  // warpgroup-uniform
 #pragma unroll
@@ -496,37 +467,26 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
 
 // NOTE [swap-AB early launch]: launched with programmatic dependent launch (LaunchSlots::early),
 // a CTA may start while the previous kernel on the stream still runs, on an SM that kernel has
-// left. Before griddepcontrol.wait it touches only its own shared memory, L2 and — with static
-// weights (GroupedGemmOptions::static_weights: no kernel that may still run writes them) — the
-// weights: it sets up its barriers and fetches the weights of the step it would take first
-// (guess_first_step: right when every expert has 1 to kT rows). With static weights the first
-// kStages stages' weight copies go straight into shared memory (mbarrier.expect_tx: the
-// producer's arrival later adds the stage's activation bytes), the next kStages stages into L2
-// (along the first unit and on into the second, when the first ends sooner: kFixedUnits);
-// without, the first kStages stages into L2 only — the weights may then be written by the
-// previous kernel (an expert prefetch), and an L2 prefetch is no read of them: L2 is the GPU's
-// point of coherence, so the copies after the wait see that kernel's writes. The row tables'
-// lines are asked into L2 too (their reads right after the wait are the first thing on the
-// launch's path). Row tables, activations, scales and outputs are read only after the wait.
-// After the wait the producer compares its real first step with the guess: if it differs, the
-// early stages go out first with code kSkip — the consumers release them unread once their
-// bytes have landed — and the real step follows in the next stages; a wrong guess costs only
-// those bytes. Every CTA then triggers its dependents, whose CTAs start in turn on the SMs this
-// grid leaves (a GEMM after this one streams its first weights while this one drains).
+// left. Before griddepcontrol.wait it touches only its own shared memory and L2: it asks L2 for
+// the lines of the row tables (read right after the wait: the first thing on the launch's path,
+// so asked for first), sets up its barriers and asks L2 for the first kStages stages of weights
+// of the steps it would take first (guess_first_steps: right when every expert has 1 to kT
+// rows; along the first unit and on into the second, kFixedUnits, when the first ends sooner);
+// a wrong guess costs only those bytes. The weights and tables may be written by the previous
+// kernel (an expert prefetch, a dispatch): an L2 prefetch is no read of them — L2 is the GPU's
+// point of coherence, so the reads after the wait see that kernel's writes. Row tables,
+// activations, scales and outputs are read only after the wait. Every CTA then triggers its
+// dependents, whose CTAs start in turn on the SMs this grid leaves (a GEMM after this one
+// streams its first weights while this one drains). Measured (bench/results/
+// gemm_swapab_early_copies_h200.log, gemm_swapab_fixed_units_h200.log): copying the first
+// stages' weights into shared memory before the wait instead (they are model weights that no
+// kernel writes) ran 1-4 points lower on down over 8 experts: at the launch boundary HBM is
+// the queue, and the early copies only delayed the row-table reads behind them (NOTE [swap-AB
+// trace]: row tables built 3-4.5 us after the previous launch's end instead of 1.4-2.5).
 template <class S>
-SYMMOE_DEVICE void copy_early_weights(const CUtensorMap& map_w, const GroupSource& src, const Smem<S>& sm,
-                                 const FirstGuess& g) {
-  if (g.items == 0) return;
-  for (int ks = 0; ks < g.stages; ++ks) {  // stage ks of the ring = stage ks of the step
-    device::bulk::mbarrier_expect_tx(&sm.full[ks], g.items * S::kItemBytes);
-    for (int i = 0; i < g.items; ++i) {
-      tma::load_3d(sm.w + ks * S::kWBytes + i * S::kItemBytes, &map_w, 0, static_cast<int32_t>(g.w_row + i * kItemRows),
-                   ks * S::kStageBlocks, &sm.full[ks]);
-    }
-  }
-  // Into L2: the kStages stages after those, along the first unit and on into the second.
+SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src, const FirstGuess& g) {
   const int kstages = (src.k / kKBlock + S::kStageBlocks - 1) / S::kStageBlocks;
-  for (int q = g.stages; q < g.stages + S::kStages; ++q) {
+  for (int q = 0; q < S::kStages; ++q) {
     const bool second = q >= kstages;
     const int ks = second ? q - kstages : q;
     const int items = second ? g.next_items : g.items;
@@ -550,6 +510,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int blocks_per_pass = src.n / kItemRows;
   uint64_t* const trace = p.trace == nullptr ? nullptr : p.trace + int64_t{blockIdx.x} * kSwapAbTraceWords;
   const uint64_t t_start = trace != nullptr ? device::ptx::globaltimer_ns() : 0;
+  // NOTE [swap-AB early launch]: the row tables' lines (32 entries each) first, then the weights.
+  for (int e = 32 * tid; e < groups; e += 32 * kThreads) {
+    device::ptx::prefetch_l2(src.counts + e);
+    if (src.offsets != nullptr) device::ptx::prefetch_l2(src.offsets + e);
+  }
   if (tid == 0) {
     tma::prefetch_map(&map_act);
     tma::prefetch_map(&map_w);
@@ -558,12 +523,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       device::bulk::mbarrier_init(&sm.empty[s], kConsumerWarps);
     }
     device::bulk::fence_mbarrier_init();
-    copy_early_weights<S>(map_w, src, sm, guess_first_step<S>(src, p));
-  }
-  // The row tables' lines (32 entries each), read right after the wait.
-  for (int e = 32 * tid; e < groups; e += 32 * kThreads) {
-    device::ptx::prefetch_l2(src.counts + e);
-    if (src.offsets != nullptr) device::ptx::prefetch_l2(src.offsets + e);
+    prefetch_first_stages<S>(map_w, src, guess_first_steps<S>(src, p.schedule));
   }
   device::ptx::griddep_wait();  // NOTE [swap-AB early launch]
   const uint64_t t_wait = trace != nullptr ? device::ptx::globaltimer_ns() : 0;
@@ -589,7 +549,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   const device::WaitContext ctx{p.status, p.timeout_ns, kernel_name()};
   if (warp == 1) {
-    const int taken = produce<S>(map_act, map_w, src, sm, p.schedule, guess_first_step<S>(src, p), ctx);
+    const int taken = produce<S>(map_act, map_w, src, sm, p.schedule, ctx);
     if (trace != nullptr && lane == 0) {
       trace[kTraceProducerDone] = device::ptx::globaltimer_ns();
       trace[kTraceItems] = static_cast<uint64_t>(taken);
@@ -640,8 +600,7 @@ struct Launch {
         make_kblock_map(src.weights, int64_t{src.groups} * src.n, src.k, kItemRows, S::kStageBlocks, "weights");
     SYMMOE_CHECK(schedule == ScheduleKind::kStatic || slots.schedule != nullptr,
                  "grouped GEMM (fp8 swap-AB): no schedule words");
-    Params params{src,         slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, schedule},
-                  slots.trace, slots.early && slots.static_weights};
+    Params params{src, slots.status, runtime::wait_timeout_ns(), Schedule{slots.schedule, schedule}, slots.trace};
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(std::max(slots.sm_count, 1), 1, 1);
     config.blockDim = dim3(kThreads, 1, 1);

@@ -40,7 +40,6 @@ struct LaunchSlots {
   int swizzle;             // GroupedGemmOptions::swizzle
   bool raster_along_n;     // GroupedGemmOptions::raster
   bool early;              // GroupedGemmOptions::early_launch
-  bool static_weights;     // GroupedGemmOptions::static_weights
   int* schedule;           // 2 zero-initialised words that persist across launches (NOTE [swap-AB schedule])
   uint64_t* trace;         // GroupedGemmOptions::trace (swap-AB only; null: off)
 };

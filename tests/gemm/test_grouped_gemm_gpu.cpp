@@ -208,14 +208,13 @@ struct Gpu {
 };
 
 std::vector<uint16_t> run(Gpu& g, const HostCase& c, GemmTile tile, runtime::SmBudget budget = {},
-                          int expected_m = 0, bool static_weights = false) {
+                          int expected_m = 0) {
   DeviceCase d(c);
   d.poison(g.stream);
   GroupedGemmOptions o;
   o.tile = tile;
   o.budget = budget;
   o.expected_m = expected_m;
-  o.static_weights = static_weights;
   g.gemm.run(d.problem(c), g.stream, o);
   g.rt.check(g.stream);
   return d.out.download();
@@ -332,8 +331,7 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
 // [swap-AB K split]: 8 or 4 K blocks per stage, half per warpgroup). 13 K blocks: the last
 // stage of every item runs past K (zeros, zero scales) for 2, 4 and split, where warpgroup 1's
 // last half holds one K block (8 rows) or none (16-64 rows). Runs alternate between 5 SMs and
-// all of them, so the dynamic schedule's counter is reset for grids of either size; the runs
-// on all SMs copy their first weights early (static weights, NOTE [swap-AB early launch]).
+// all of them, so the dynamic schedule's counter is reset for grids of either size.
 // Against the reference and, with integer inputs, bit-exact.
 TEST(GroupedGemmGpu, SwapAbKernelStageShapesAndSchedulesMatch) {
   SYMMOE_SKIP_WITHOUT_GPU();
@@ -355,45 +353,11 @@ TEST(GroupedGemmGpu, SwapAbKernelStageShapesAndSchedulesMatch) {
         const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, n, 1664, expected + 3, false, seed++);
         const std::string what = "swap-AB, " + shape + ", " + name(layout) + " expected_m " + std::to_string(expected);
         expect_matches(c, run(g, c, GemmTile::kSwapAB, runtime::SmBudget{5, 0}, expected), false, what);
-        expect_matches(c, run(g, c, GemmTile::kSwapAB, {}, expected, true), false, what + ", every SM, static weights");
+        expect_matches(c, run(g, c, GemmTile::kSwapAB, {}, expected), false, what + ", every SM");
       }
     }
     const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 1664, 40, true, seed++);
     expect_matches(exact, run(g, exact, GemmTile::kSwapAB, {}, 40), true, "swap-AB integers, " + shape);
-  }
-}
-
-// NOTE [swap-AB early launch] with static weights: each CTA copies the weights of the step it
-// guesses it takes first into shared memory before the wait. The guess holds when every expert
-// has 1 to kT rows (masked counts 1 + e % kT here) and fails with empty experts and experts of
-// more than one pass (the random cases: up to 2 kT + 3 rows, expert 1 empty), which send the
-// early stages out unread; the pass widths' split (8-32 rows) and pair kernels (64), 3 SMs and
-// all (the guess also covers a CTA without work). Against the reference, and bit-equal to the
-// same launch without early copies.
-TEST(GroupedGemmGpu, SwapAbEarlyWeightCopiesMatchWhetherTheGuessHoldsOrNot) {
-  SYMMOE_SKIP_WITHOUT_GPU();
-  Gpu g;
-  uint64_t seed = 700;
-  for (const int expected : {8, 16, 32, 64}) {
-    for (const bool holds : {true, false}) {
-      for (const GroupedLayout layout : {GroupedLayout::kMasked, GroupedLayout::kContiguous}) {
-        if (holds && layout == GroupedLayout::kContiguous) continue;  // counts set in place: masked only
-        HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 384, 1664, holds ? expected : 2 * expected + 3, false,
-                               seed++);
-        if (holds) {
-          for (int e = 0; e < c.experts; ++e) c.counts[e] = 1 + e % expected;
-        }
-        for (const runtime::SmBudget budget : {runtime::SmBudget{3, 0}, runtime::SmBudget{}}) {
-          const std::string what = std::string("swap-AB early weights, ") + name(layout) + " expected_m " +
-                                   std::to_string(expected) + (holds ? ", guess holds" : ", guess fails") + ", " +
-                                   (budget.num_sms == 0 ? "every SM" : "3 SMs");
-          const std::vector<uint16_t> early = run(g, c, GemmTile::kSwapAB, budget, expected, true);
-          expect_matches(c, early, false, what);
-          EXPECT_TRUE(early == run(g, c, GemmTile::kSwapAB, budget, expected, false))
-              << what << ": bits differ from the launch without early weight copies";
-        }
-      }
-    }
   }
 }
 

@@ -12,8 +12,7 @@
 // kernel — with the launches alternating between two copies of the weights so that no launch
 // finds the previous one's weights in L2; "1/graph" = one GEMM per graph, which adds the graph
 // launch latency (a few us) to every sample. Wt% uses "time"; the baselines are timed like
-// "time" (per_graph launches per graph, alternating weights). No kernel writes the weights, so
-// the GEMM runs with GroupedGemmOptions::static_weights (--weights-written: without).
+// "time" (per_graph launches per graph, alternating weights).
 //
 // Accounting (per launch):
 //   FLOPs   = 2 * E * M * N * K
@@ -68,7 +67,6 @@ struct GemmOptions {
   int sms = 0;
   bool baseline = true;
   bool early_launch = true;
-  bool static_weights = true;
   bool dry_run = false;
   bool trace = false;
   std::string json;
@@ -76,7 +74,7 @@ struct GemmOptions {
 
 bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   try {
-    Args args(argv, {"no-baseline", "no-early-launch", "weights-written", "dry-run", "trace"},
+    Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace"},
               {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
@@ -117,7 +115,6 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->sms = static_cast<int>(args.get_int("sms", 0, 0, 1024));
     o->baseline = !args.flag("no-baseline");
     o->early_launch = !args.flag("no-early-launch");
-    o->static_weights = !args.flag("weights-written");
     o->dry_run = args.flag("dry-run");
     o->trace = args.flag("trace");
     SYMMOE_CHECK(!o->trace || o->per_graph >= 2, "--trace needs --per-graph >= 2 (a launch and its predecessor)");
@@ -129,7 +126,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
                  "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
                  "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
                  "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] "
-                 "[--sms N] [--no-baseline] [--no-early-launch] [--weights-written] [--trace] [--dry-run] [--json FILE]\n",
+                 "[--sms N] [--no-baseline] [--no-early-launch] [--trace] [--dry-run] [--json FILE]\n",
                  e.what());
     return false;
   }
@@ -290,7 +287,6 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     p.out = out.p;
     go.expected_m = c.m;
     go.early_launch = o.early_launch;
-    go.static_weights = o.static_weights;
     go.tile = o.tile;  // decode and swap-AB are fp8 only: bf16 runs the CUTLASS tile of that size
     if (!fp8 && (o.tile == gemm::GemmTile::kDecode || o.tile == gemm::GemmTile::kSwapAB)) go.tile = gemm::GemmTile::kSmallM;
     gemm::TileChoice tile;
@@ -383,7 +379,6 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     report.record(key + " tile_m", tile.tile_m);
     report.record(key + " tile_n", tile.tile_n);
     report.record(key + " early_launch", o.early_launch ? 1 : 0);
-    report.record(key + " static_weights", o.static_weights ? 1 : 0);
     if (dense_us > 0) {
       report.record(key + " dense_us", dense_us, "us");
       report.record(key + " dense_tflops", dense_tflops, "TFLOPS");

@@ -28,13 +28,6 @@ SYMMOE_DEVICE void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
                : "memory");
 }
 
-// Adds `bytes` to the transaction count of the barrier's current phase without arriving: for
-// copies issued before the arrival that will announce the rest of the phase's bytes.
-SYMMOE_DEVICE void mbarrier_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
-               : "memory");
-}
-
 // True once the phase with parity `parity` has completed.
 SYMMOE_DEVICE bool mbarrier_try_wait(uint64_t* bar, uint32_t parity) {
   uint32_t done;

@@ -83,12 +83,6 @@ struct GroupedGemmOptions {
   // kernel start likewise. No effect unless the previous kernel triggers its dependents (a
   // GEMM of this family does) or has finished.
   bool early_launch = true;
-  // No kernel that may still run when this GEMM starts (the one before it on the stream) writes
-  // the weights — model weights, as opposed to an expert prefetch into the slots read here.
-  // With early_launch, kSwapAB's CTAs then copy their first weights into shared memory before
-  // waiting for that kernel (NOTE [swap-AB early launch]) instead of only into L2. Leave it
-  // false when the previous kernel may write them: a copy before the wait could read old bytes.
-  bool static_weights = false;
   // Diagnostics (kSwapAB only; NOTE [swap-AB trace]): when set, every CTA of the launch writes
   // kSwapAbTraceWords words at trace + blockIdx.x * kSwapAbTraceWords (room for one entry per
   // SM of the budget): global-timer nanoseconds of its milestones (SwapAbTraceEvent) and the
