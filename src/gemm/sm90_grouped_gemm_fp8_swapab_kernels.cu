@@ -35,7 +35,10 @@
 // Correct for any count; chosen (choose_tile) at decode sizes, where a pass covers the rows.
 // With the split kernels up to 32 rows (bench/results/gemm_swapab_split2_h200.log): gate/up
 // E = 8 88-89 %, E = 32 97.5-99.8 %, down E = 8 77-79 %, E = 32 93-95 %; at 64 rows (pairs)
-// 83 / 94 / 68 / 87 %. Before them, pairs only:
+// 83 / 94 / 68 / 87 %. With the row-table prefetch and two fixed units per CTA (NOTE [swap-AB
+// early launch], kFixedUnits; gemm_swapab_tables_h200.log, three rounds in one call against the
+// build before): down E = 8 80.3-83.3 % (was 78.5-79.6) up to 32 rows, 71.5-71.7 % (69.3-69.8)
+// at 64; gate/up E = 8 90.0-91.5 % (89.0-90.0). Before the split kernels, pairs only:
 // Measured on the H200 (bench/results/gemm_swapab_h200.log; deepseek-v3 shapes, Wt% = weight
 // bytes / time against the same run's d2d copy rate, 10 GEMMs per graph node to node, the
 // auto schedule): gate/up E = 8 82-87 %, E = 32 92-97 %; down E = 8 67-74 %, E = 32 86-95 %
@@ -197,7 +200,7 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 // idles one consumer warpgroup and halves the bytes in flight;
 // gemm_swapab_schedule_singles_h200.log).
 constexpr int kDynamicMinItems = 12;
-constexpr int kFixedUnits = 1;  // dynamic: units b, gridDim.x + b, ... taken without the counter
+constexpr int kFixedUnits = 2;  // dynamic: units b, gridDim.x + b, ... taken without the counter
 enum class ScheduleKind : int { kAuto, kDynamic, kStatic };
 struct Schedule {
   int* next;  // device words: [0] next pair, [1] CTAs done
