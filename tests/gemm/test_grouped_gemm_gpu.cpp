@@ -361,6 +361,61 @@ TEST(GroupedGemmGpu, SwapAbKernelStageShapesAndSchedulesMatch) {
   }
 }
 
+// NOTE [swap-AB trace]: a launch with GroupedGemmOptions::trace writes one entry per CTA of
+// its grid and none past it: milestones in their causal order (each thread's own in program
+// order; the grid wait before anything the producer or consumers record), an SM index below
+// the device's count, and items that add up to the launch's work (every expert's passes x
+// N / 64); the output still matches the reference. Split (8 rows) and pair kernels (64), on 5
+// SMs and on all.
+TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  int sms = 0;
+  SYMMOE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  uint64_t seed = 800;
+  for (const int expected : {8, 64}) {
+    for (const runtime::SmBudget budget : {runtime::SmBudget{5, 0}, runtime::SmBudget{}}) {
+      const HostCase c = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 6, 384, 1664, expected + 5, false,
+                                   seed++);
+      const int ctas = budget.num_sms == 0 ? sms : budget.num_sms;
+      const std::string what = "swap-AB trace, expected_m " + std::to_string(expected) + ", " +
+                               std::to_string(ctas) + " CTAs";
+      DeviceCase d(c);
+      d.poison(g.stream);
+      DeviceArray<uint64_t> trace(std::vector<uint64_t>(static_cast<size_t>(sms) * kSwapAbTraceWords, 0));
+      GroupedGemmOptions o;
+      o.tile = GemmTile::kSwapAB;
+      o.budget = budget;
+      o.expected_m = expected;
+      o.trace = trace.get();
+      g.gemm.run(d.problem(c), g.stream, o);
+      g.rt.check(g.stream);
+      expect_matches(c, d.out.download(), false, what);
+      const std::vector<uint64_t> words = trace.download();
+      int64_t items = 0;
+      for (int b = 0; b < sms; ++b) {
+        const uint64_t* e = &words[static_cast<size_t>(b) * kSwapAbTraceWords];
+        if (b >= ctas) {
+          EXPECT_EQ(e[kTraceStart], 0u) << what << ": entry " << b << " past the grid written";
+          continue;
+        }
+        const std::string at = what + ", CTA " + std::to_string(b);
+        EXPECT_NE(e[kTraceStart], 0u) << at;
+        EXPECT_LE(e[kTraceStart], e[kTraceWaitDone]) << at;
+        EXPECT_LE(e[kTraceWaitDone], e[kTraceTablesDone]) << at;
+        EXPECT_LE(e[kTraceWaitDone], e[kTraceFirstStage]) << at;
+        EXPECT_LE(e[kTraceFirstStage], e[kTraceConsumerEnd]) << at;
+        EXPECT_LE(e[kTraceWaitDone], e[kTraceProducerDone]) << at;
+        EXPECT_LT(e[kTraceSm], static_cast<uint64_t>(sms)) << at;
+        items += static_cast<int64_t>(e[kTraceItems]);
+      }
+      int64_t want = 0;
+      for (const int count : c.counts) want += (count + expected - 1) / expected;  // passes of `expected` rows
+      EXPECT_EQ(items, want * (c.n / 64)) << what;
+    }
+  }
+}
+
 // The wgmma kernel: the stage ring wraps inside a tile (14 K blocks over 3-4 stages; 3 K
 // blocks: an odd count, the overlapped promotion's single-block remainder) and
 // across tiles (3 SMs: many tiles per CTA), more than 32 experts (the tile prefix is built 32
