@@ -47,7 +47,15 @@ TEST(GemmTrace, TimesCountFromThePreviousLaunchsLastEnd) {
   put(w, 0, ctas, 1, 0, {0, 100, 200, 300, 11'000, 12'000}, 6);
   put(w, 1, ctas, 0, 12'000, {-2'000, 1'000, 1'500, 2'000, 30'000, 31'000}, 7);
   put(w, 1, ctas, 1, 12'000, {0, 1'000, 1'600, 3'000, 32'000, 35'000}, 6);
-  const auto lines = summarize_swapab_trace(w, 2, ctas);
+  const SwapAbTraceSummary sum = summarize_swapab_trace(w, 2, ctas);
+  EXPECT_EQ(sum.launches, 1);
+  EXPECT_DOUBLE_EQ(sum.us[kTraceStart].min, -2.0);
+  EXPECT_DOUBLE_EQ(sum.us[kTraceWaitDone].max, 1.0);
+  EXPECT_DOUBLE_EQ(sum.us[kTraceTablesDone].min, 1.5);
+  EXPECT_DOUBLE_EQ(sum.us[kTraceProducerDone].max, 32.0);
+  EXPECT_DOUBLE_EQ(sum.items.min, 6.0);
+  // The printed lines carry the same numbers.
+  const auto lines = sum.lines();
   ASSERT_EQ(lines.size(), 8u);
   EXPECT_NE(lines[0].find("mean of 1 launches"), std::string::npos) << lines[0];
   // CTA start: -2.0 and 0.0 us; the median of two is the upper one (bench_common's median).
@@ -68,7 +76,9 @@ TEST(GemmTrace, TimesCountFromThePreviousLaunchsLastEnd) {
 
 TEST(GemmTrace, NothingRecordedSaysSo) {
   std::vector<uint64_t> w(2 * 4 * kSwapAbTraceWords, 0);
-  const auto lines = summarize_swapab_trace(w, 2, 4);
+  const SwapAbTraceSummary sum = summarize_swapab_trace(w, 2, 4);
+  EXPECT_EQ(sum.launches, 0);
+  const auto lines = sum.lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("no complete launch pair"), std::string::npos);
 }

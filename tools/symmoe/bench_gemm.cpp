@@ -304,11 +304,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
           tile = gg.run(pi, stream, gi);
         },
         o.per_graph);
-    std::vector<std::string> trace_lines;
+    SwapAbTraceSummary trace;
     if (o.trace && tile.tile == gemm::GemmTile::kSwapAB) {
       std::vector<uint64_t> words(o.per_graph * trace_stride);
       SYMMOE_CUDA_CHECK(cudaMemcpy(words.data(), trace_words.p, words.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-      trace_lines = summarize_swapab_trace(words, o.per_graph, info.num_sms);
+      trace = summarize_swapab_trace(words, o.per_graph, info.num_sms);
     }
     const double us_one = o.per_graph > 1 ? time_graph_us(stream, o.reps, [&](int) { gg.run(p, stream, go); }) : us;
     double copy_frac = 0;  // weight bytes / time vs a same-size d2d copy (read + write bytes / time)
@@ -367,7 +367,9 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         100 * copy_frac, us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
                 loop_us > 0 ? loop_us / us : 0.0);
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
-    for (const auto& line : trace_lines) std::printf("  %8s %s\n", "", line.c_str());
+    if (o.trace && tile.tile == gemm::GemmTile::kSwapAB) {
+      for (const auto& line : trace.lines()) std::printf("  %8s %s\n", "", line.c_str());
+    }
     std::fflush(stdout);
     const std::string key = c.key();
     report.record(key + " us", us, "us");
@@ -384,6 +386,12 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       report.record(key + " dense_tflops", dense_tflops, "TFLOPS");
     }
     if (loop_us > 0) report.record(key + " loop_us", loop_us, "us");
+    for (int i = 0; i < SwapAbTraceSummary::kMilestones && trace.launches > 0; ++i) {
+      const std::string k = key + " trace " + SwapAbTraceSummary::kKeys[i];
+      report.record(k + " min_us", trace.us[i].min, "us");
+      report.record(k + " median_us", trace.us[i].med, "us");
+      report.record(k + " max_us", trace.us[i].max, "us");
+    }
   }
   if (!o.json.empty()) report.write_json(o.json);
   return 0;
