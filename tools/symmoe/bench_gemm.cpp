@@ -292,8 +292,9 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     gemm::TileChoice tile;
     // --trace: launch i of the graph writes its CTAs' entries at trace_words + i * trace_stride.
     const size_t trace_stride = size_t(info.num_sms) * gemm::kSwapAbTraceWords;
-    DeviceBuf trace_words(o.trace ? o.per_graph * trace_stride * sizeof(uint64_t) : 0);
-    if (o.trace) SYMMOE_CUDA_CHECK(cudaMemset(trace_words.p, 0, o.per_graph * trace_stride * sizeof(uint64_t)));
+    const size_t trace_bytes = o.trace ? o.per_graph * trace_stride * sizeof(uint64_t) : 0;
+    DeviceBuf trace_words(trace_bytes);
+    if (o.trace) SYMMOE_CUDA_CHECK(cudaMemset(trace_words.p, 0, trace_bytes));
     const double us = time_graph_us(
         stream, o.reps,
         [&](int i) {
@@ -304,10 +305,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
           tile = gg.run(pi, stream, gi);
         },
         o.per_graph);
+    const bool traced = o.trace && tile.tile == gemm::GemmTile::kSwapAB;  // the other kernels write no trace
     SwapAbTraceSummary trace;
-    if (o.trace && tile.tile == gemm::GemmTile::kSwapAB) {
-      std::vector<uint64_t> words(o.per_graph * trace_stride);
-      SYMMOE_CUDA_CHECK(cudaMemcpy(words.data(), trace_words.p, words.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    if (traced) {
+      std::vector<uint64_t> words(trace_bytes / sizeof(uint64_t));
+      SYMMOE_CUDA_CHECK(cudaMemcpy(words.data(), trace_words.p, trace_bytes, cudaMemcpyDeviceToHost));
       trace = summarize_swapab_trace(words, o.per_graph, info.num_sms);
     }
     const double us_one = o.per_graph > 1 ? time_graph_us(stream, o.reps, [&](int) { gg.run(p, stream, go); }) : us;
@@ -367,7 +369,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         100 * copy_frac, us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
                 loop_us > 0 ? loop_us / us : 0.0);
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
-    if (o.trace && tile.tile == gemm::GemmTile::kSwapAB) {
+    if (traced) {
       for (const auto& line : trace.lines()) std::printf("  %8s %s\n", "", line.c_str());
     }
     std::fflush(stdout);

@@ -14,10 +14,10 @@ namespace symmoe::cli {
 
 namespace {
 
-TraceSpread spread(std::vector<double> v) {
+TraceSpread spread(const std::vector<double>& v) {
   if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  return TraceSpread{v.front(), median(v), v.back()};
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return TraceSpread{*lo, median(v), *hi};
 }
 
 void add(TraceSpread& sum, const TraceSpread& s) {
