@@ -36,6 +36,7 @@
 #include "bench_common.hpp"
 #include "commands.hpp"
 #include "gemm_baseline.hpp"
+#include "gemm_baseline_deepgemm.hpp"
 #include "gemm_trace.hpp"
 #include "report.hpp"
 #include "symmoe/core/cuda_handles.hpp"
@@ -209,6 +210,10 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
               "Wt% = weight bytes / time vs the d2d copy rate");
   report.line("Dense = cuBLASLt, one GEMM [E*M, K] x [N, K] (same FLOPs, one weight matrix, per-tensor scales); "
               "Loop = cuBLASLt, one GEMM per expert");
+  if (!deepgemm_kernels().empty()) {
+    report.line("DeepGEMM = its SM90 fp8 grouped GEMM (contiguous layout), every built-in config; ours = its time / "
+                "ours (> 1: ours faster)");
+  }
   int gpus = 0;
   if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
   cudaGetLastError();
@@ -349,6 +354,38 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
       }
     }
+    // DeepGEMM (when built in; gemm_baseline_deepgemm.hpp): every compiled config that takes
+    // the case, timed like ours, its output checked against ours (recomputed: the cuBLASLt
+    // baselines wrote into `out`).
+    struct DeepGemmRun {
+      std::string name;
+      double us, rel_diff;
+    };
+    std::vector<DeepGemmRun> dg_runs;
+    std::string dg_note;
+    if (o.baseline && fp8 && o.layout == GroupedLayout::kContiguous && !deepgemm_kernels().empty()) {
+      const auto configs = deepgemm_configs(c.experts, c.m, c.n, c.k);
+      if (info.num_sms != kDeepGemmSms || (o.sms != 0 && o.sms != kDeepGemmSms)) {
+        dg_note = concat("its kernels are built for ", kDeepGemmSms, " SMs");
+      } else if (configs.empty()) {
+        dg_note = concat("no built-in config takes M = ", c.m, " per expert (multiples of 128 rows)");
+      }
+      if (dg_note.empty()) {
+        DeviceBuf out_dg(rows * c.n * 2);
+        for (const DeepGemmConfig& cfg : configs) {
+          try {
+            DeepGemmGrouped dg(cfg, c.experts, c.m, c.n, c.k, act.p, as.as<float>(), ws.as<float>(), out_dg.p, stream);
+            const double dg_us = time_graph_us(
+                stream, o.reps, [&](int i) { dg.run(weights_for(i), stream); }, o.per_graph);
+            gg.run(p, stream, go);
+            dg_runs.push_back({cfg.name(), dg_us, bf16_max_rel_diff(out_dg.p, out.p, rows * c.n, stream)});
+          } catch (const Error& e) {
+            dg_note = concat(cfg.name(), ": ", e.what());
+            SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+          }
+        }
+      }
+    }
     const double tflops = c.flops() / (us * 1e-6) / 1e12;
     const double hbm = c.bytes() / (us * 1e-6) / 1e9;
     const double wt = c.weight_bytes() / (us * 1e-6) / 1e9 / d2d;
@@ -369,6 +406,13 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         100 * copy_frac, us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
                 loop_us > 0 ? loop_us / us : 0.0);
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
+    double dg_best_us = 0;
+    for (const DeepGemmRun& r : dg_runs) {
+      std::printf("  %8s DeepGEMM %-12s %9.1f us %8.1f TFLOPS  ours %5.2fx  max |diff| / max |ours| %.2e\n", "",
+                  r.name.c_str(), r.us, c.flops() / (r.us * 1e-6) / 1e12, r.us / us, r.rel_diff);
+      if (dg_best_us == 0 || r.us < dg_best_us) dg_best_us = r.us;
+    }
+    if (!dg_note.empty()) std::printf("  %8s DeepGEMM n/a: %s\n", "", dg_note.c_str());
     if (traced) {
       for (const auto& line : trace.lines()) std::printf("  %8s %s\n", "", line.c_str());
     }
@@ -388,6 +432,14 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       report.record(key + " dense_tflops", dense_tflops, "TFLOPS");
     }
     if (loop_us > 0) report.record(key + " loop_us", loop_us, "us");
+    for (const DeepGemmRun& r : dg_runs) {
+      report.record(key + " deepgemm " + r.name + " us", r.us, "us");
+      report.record(key + " deepgemm " + r.name + " max_rel_diff", r.rel_diff);
+    }
+    if (dg_best_us > 0) {
+      report.record(key + " deepgemm_best_us", dg_best_us, "us");
+      report.record(key + " deepgemm_best_tflops", c.flops() / (dg_best_us * 1e-6) / 1e12, "TFLOPS");
+    }
     for (int i = 0; i < SwapAbTraceSummary::kMilestones && trace.launches > 0; ++i) {
       const std::string k = key + " trace " + SwapAbTraceSummary::kKeys[i];
       report.record(k + " min_us", trace.us[i].min, "us");
