@@ -255,11 +255,13 @@ SYMMOE_DEVICE FirstGuess guess_first_steps(const GroupSource& src, const Schedul
   // takes it.
   g.items = dynamic ? S::kUnitItems
                     : range.step_items(first, static_cast<int>(first % blocks_per_pass), blocks_per_pass, S::kUnitItems);
-  g.w_row = first / blocks_per_pass * src.n + first % blocks_per_pass * kItemRows;
+  // With one pass per expert, item i is weight block i % blocks_per_pass of expert i / blocks_per_pass.
+  auto w_row_of = [&](int64_t item) { return item / blocks_per_pass * src.n + item % blocks_per_pass * kItemRows; };
+  g.w_row = w_row_of(first);
   const int64_t next = S::kUnitItems * (int64_t{gridDim.x} + blockIdx.x);
   if (dynamic && kFixedUnits > 1 && next < total) {
     g.next_items = S::kUnitItems;
-    g.next_w_row = next / blocks_per_pass * src.n + next % blocks_per_pass * kItemRows;
+    g.next_w_row = w_row_of(next);
   }
   return g;
 }
@@ -512,7 +514,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int blocks_per_pass = src.n / kItemRows;
   uint64_t* const trace = p.trace == nullptr ? nullptr : p.trace + int64_t{blockIdx.x} * kSwapAbTraceWords;
-  const uint64_t t_start = trace != nullptr ? device::ptx::globaltimer_ns() : 0;
+  // Trace milestones are read by the thread that stores them (tid 0, NOTE [swap-AB trace]).
+  const uint64_t t_start = trace != nullptr && tid == 0 ? device::ptx::globaltimer_ns() : 0;
   // NOTE [swap-AB early launch]: the row tables' lines (32 entries each) first, then the weights.
   for (int e = 32 * tid; e < groups; e += 32 * kThreads) {
     device::ptx::prefetch_l2(src.counts + e);
@@ -529,7 +532,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     prefetch_first_stages<S>(map_w, src, guess_first_steps<S>(src, p.schedule));
   }
   device::ptx::griddep_wait();  // NOTE [swap-AB early launch]
-  const uint64_t t_wait = trace != nullptr ? device::ptx::globaltimer_ns() : 0;
+  const uint64_t t_wait = trace != nullptr && tid == 0 ? device::ptx::globaltimer_ns() : 0;
   // Items per expert, then their prefix (warp 0). Invalid row tables count 0 rows; CTA 0
   // reports them.
   for (int e = tid; e < groups; e += kThreads) {
