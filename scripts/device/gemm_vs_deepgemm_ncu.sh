@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Nsight Compute, one launch each, of our fp8 wgmma kernel and DeepGEMM's at one shape (prebuilt
+# binaries: carry build/release/tools/symmoe built with the DeepGEMM baseline, gemm_deepgemm.sh).
+# Env: OP (gate_up), E (8), M (4096); OURS (default "256:2 192:0": TILE_N:OVERLAP variants of ours);
+# DG_SKIP (default 9: DeepGEMM launches to skip — three per config in bench order, so 9 is the 4th
+# config's first, 128x192 s4); SECTIONS.
+# Output: $OUT/ncu_<tag>.txt per kernel and a digest of the metrics that differ in $OUT/ncu_vs.log.
+export PATH=/usr/local/cuda/bin:$PATH
+cd "$(dirname "$0")/../../build/release"
+S=${SECTIONS:-"SpeedOfLight MemoryWorkloadAnalysis ComputeWorkloadAnalysis WarpStateStats SchedulerStats InstructionStats"}
+args=()
+for s in $S; do args+=(--section "$s"); done
+bench=(tools/symmoe bench gemm --dtype fp8 --tile wgmma --op ${OP:-gate_up} --experts ${E:-8} --m ${M:-4096} --reps 1 --per-graph 1)
+profile() {  # tag, kernel regex, skip, bench args...
+  local tag=$1 kernel=$2 skip=$3
+  shift 3
+  timeout ${NCU_TIMEOUT:-200} ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip $skip --launch-count 1 \
+    "${args[@]}" --export $OUT/ncu_$tag "$@" > $OUT/ncu_$tag.log 2>&1
+  ncu --import $OUT/ncu_$tag.ncu-rep --print-details all > $OUT/ncu_$tag.txt 2>&1
+  rm -f $OUT/ncu_$tag.ncu-rep
+}
+{
+  echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}; ${OP:-gate_up} E=${E:-8} M=${M:-4096}"
+  for v in ${OURS:-256:2 192:0}; do
+    IFS=: read -r n ov <<<"$v"
+    SYMMOE_GEMM_WGMMA_TILE_N=$n SYMMOE_GEMM_WGMMA_OVERLAP=$ov profile ours_n${n}_v$ov sm90_grouped_gemm_wgmma 0 \
+      "${bench[@]}" --no-baseline
+  done
+  profile deepgemm 1d2d ${DG_SKIP:-9} "${bench[@]}"
+  for f in $OUT/ncu_*.txt; do
+    echo "== $(basename $f .txt)"
+    grep -E "^\s+(Duration|SM Frequency|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc Active|Issue Slots Busy|Shared Memory|L2 Cache Throughput|Mem Busy|Max Bandwidth|Registers Per Thread|Warp Cycles Per Issued|Avg. Active Threads|Executed Instructions |No Eligible|One or More Eligible|Active Warps Per Scheduler|Eligible Warps)" $f |
+      sed 's/  */ /g' | head -40
+  done
+} 2>&1 | tee $OUT/ncu_vs.log
