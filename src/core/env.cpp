@@ -74,8 +74,10 @@ std::vector<Var> make_registry() {
        {"auto", "3", "4"}},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "256",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): tile width, 256 (two 128-column "
-       "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only).",
-       {}, 192, 256},
+       "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only), "
+       "or 128 (one batch, never overlapped: SYMMOE_GEMM_WGMMA_OVERLAP does not apply; "
+       "tensor-store epilogue, clusters of 1 only).",
+       {}, 128, 256},
       {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
        "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
        "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "

@@ -100,6 +100,7 @@ namespace {
 // kAFragsShared, one set for all, so a later K block's first batch reads A from shared memory
 // and the block's fragments are loaded once the previous block's last batch is done.
 constexpr int fp8_batch_n(int bn, int overlap) { return overlap > 0 ? bn / (bn == 256 ? 4 : 2) : (bn == 256 ? 128 : bn); }
+static_assert(fp8_batch_n(128, 0) == 128, "128-wide tiles: one batch");
 
 enum AFrags : int { kAFragsNone = 0, kAFragsPerBlock = 1, kAFragsShared = 2 };
 
@@ -457,6 +458,10 @@ using Shape256PairTma = WgmmaShape<256, 3, 2, true>;
 // 128 x 192 tiles: one wgmma batch per K block (A read once, one wait); 4 stages of 40 KiB and
 // the 48 KiB staged output tile fit together.
 using Shape192Tma = WgmmaShape<192, 4, 1, true>;
+// 128 x 128 tiles: one m64n128k32 batch per K block, waited for and promoted (the other
+// warpgroup's wgmmas cover the promotion); 5 stages of 32.5 KiB next to the 32 KiB staged
+// output tile.
+using Shape128Tma = WgmmaShape<128, 5, 1, true>;
 // NOTE [overlapped promotion]: 128 x 256 in four 64-column batches, 128 x 192 in two of 96.
 // Drains every K block, or every two.
 using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, 1>;
@@ -477,7 +482,16 @@ using Shape256TmaOverlap2Shared = WgmmaShape<256, 3, 1, true, 2, kAFragsShared>;
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
   const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
-  SYMMOE_CHECK(width == 256 || width == 192, "SYMMOE_GEMM_WGMMA_TILE_N = ", width, ": 256 or 192");
+  SYMMOE_CHECK(width == 256 || width == 192 || width == 128, "SYMMOE_GEMM_WGMMA_TILE_N = ", width,
+               ": 256, 192 or 128");
+  if (width == 128) {  // one batch per K block: no overlap to choose
+    SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
+                     !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),
+                 "grouped GEMM (fp8 wgmma): 128 x 128 tiles are built with the tma epilogue, clusters of 1 and free "
+                 "issue only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, SYMMOE_GEMM_WGMMA_CLUSTER=1, "
+                 "SYMMOE_GEMM_WGMMA_ORDERED=0)");
+    return WgmmaConfig<Shape128Tma>::launch(src, slots, stream);
+  }
   if (const int64_t overlap = env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP"); overlap > 0) {
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
                      !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),
@@ -535,6 +549,7 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
                                        "sm90_grouped_gemm_fp8_wgmma_128x256_c2_tma_store_ordered");
   WgmmaConfig<Shape192Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store",
                                    "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_ordered");
+  WgmmaConfig<Shape128Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x128_tma_store");
   WgmmaConfig<Shape256TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap");
   WgmmaConfig<Shape192TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap");
   WgmmaConfig<Shape256TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2");

@@ -82,7 +82,7 @@ struct TileShape {
       kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 2 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 4 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 4) / 12; }
-  static_assert(kBN == 256 || kBN == 192, "128 x 256 or 128 x 192 tiles");
+  static_assert(kBN == 256 || kBN == 192 || kBN == 128, "128 x 256, 128 x 192 or 128 x 128 tiles");
   static_assert(kBN % kBatchN == 0, "whole column batches");
   static_assert(kStageCols == kBN || kStageCols == 64, "the whole tile or 64 columns staged at once");
   static_assert(kElemBytes == 1 || kElemBytes == 2, "fp8 or bf16 operands");

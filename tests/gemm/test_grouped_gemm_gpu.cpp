@@ -422,7 +422,7 @@ TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
 // at a time), experts with 0 rows and odd row-block counts (a cluster pair's second tile past
 // the rows), warpgroups with rows past the count (direct stores next to tensor stores), N =
 // 128 mod 256 (the second half past N; 192-wide tiles past N and across weight-scale blocks),
-// both layouts. The first variant, the 192-wide tiles and the overlapped promotion (NOTE
+// both layouts. The first variant, the 192- and 128-wide tiles and the overlapped promotion (NOTE
 // [overlapped promotion]: narrower wgmma batches) are checked against the reference;
 // every other variant (cluster, epilogue, issue order: the same arithmetic in the same order)
 // must give the first variant's bits, poisoned rows included. An invalid count is reported
@@ -441,7 +441,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "0", "192", "1"},    {"1", "tma", "0", "256", "2"},
                               {"1", "tma", "0", "192", "2"},    {"1", "tma", "0", "256", "3"},
                               {"1", "tma", "0", "256", "4"},    {"1", "tma", "0", "256", "5"},
-                              {"1", "tma", "0", "256", "2", "4"}};
+                              {"1", "tma", "0", "256", "2", "4"}, {"1", "tma", "0", "128", "0"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
            ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages) ";
