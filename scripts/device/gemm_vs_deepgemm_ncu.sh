@@ -4,6 +4,9 @@
 # Env: OP (gate_up), E (8), M (4096); OURS (default "256:2 192:0": TILE_N:OVERLAP variants of ours);
 # DG_SKIP (default 9: DeepGEMM launches to skip — three per config in bench order, so 9 is the 4th
 # config's first, 128x192 s4); SECTIONS.
+# SOURCE=1 adds the per-instruction counters and stall samples ($OUT/ncu_<tag>_sass.csv;
+# scripts/analysis/ncu_stalls.py summarizes one). TAR=1 packs the outputs into $OUT/ncu_vs.tar.gz
+# (the device tool returns at most 8 files).
 # Output: $OUT/ncu_<tag>.txt per kernel and a digest of the metrics that differ in $OUT/ncu_vs.log.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -17,6 +20,9 @@ profile() {  # tag, kernel regex, skip, bench args...
   timeout ${NCU_TIMEOUT:-200} ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip $skip --launch-count 1 \
     "${args[@]}" --export $OUT/ncu_$tag "$@" > $OUT/ncu_$tag.log 2>&1
   ncu --import $OUT/ncu_$tag.ncu-rep --print-details all > $OUT/ncu_$tag.txt 2>&1
+  if [ "${SOURCE:-0}" = 1 ]; then
+    ncu --import $OUT/ncu_$tag.ncu-rep --page source --print-source sass --csv > $OUT/ncu_${tag}_sass.csv 2>&1
+  fi
   rm -f $OUT/ncu_$tag.ncu-rep
 }
 {
@@ -33,3 +39,6 @@ profile() {  # tag, kernel regex, skip, bench args...
       sed 's/  */ /g' | head -40
   done
 } 2>&1 | tee $OUT/ncu_vs.log
+if [ "${TAR:-0}" = 1 ]; then
+  (cd $OUT && tar czf ncu_vs.tar.gz ncu_*.txt ncu_*.log ncu_*_sass.csv 2>/dev/null && rm -f ncu_*.txt ncu_*_sass.csv ncu_ours*.log ncu_deepgemm.log)
+fi

@@ -72,6 +72,11 @@ std::vector<Var> make_registry() {
        "staged whole), 4 (the output staged and stored in 64-column rounds through a quarter "
        "of the buffer) or auto (bf16: 4 up to 512 rows per expert, 3 above; fp8: 3).",
        {"auto", "3", "4"}},
+      {"SYMMOE_GEMM_WGMMA_ROW_BAND", Type::kInt, "0",
+       "Grouped GEMM, own wgmma kernels (fp8 and bf16): the order of an expert's tiles, 0 = bands "
+       "of 8 column blocks walked row block by row block, N > 0 = bands of N row blocks walked "
+       "column block by column block (weights read once per band of rows, activations once).",
+       {}, 0, 256},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "256",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): tile width, 256 (two 128-column "
        "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only), "

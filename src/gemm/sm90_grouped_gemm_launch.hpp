@@ -28,6 +28,8 @@ struct GroupSource {
   int n, k, groups;
   int expected_m;            // rows per expert the caller expects (GroupedGemmOptions): the decode and swap-AB
                              // passes, the swap-AB schedule, the bf16 wgmma stage count
+  int row_band = 0;          // wgmma kernels' tile walk: 0 = bands of column blocks, > 0 = bands of row_band
+                             // row blocks (NOTE [grouped GEMM tile order]; SYMMOE_GEMM_WGMMA_ROW_BAND)
 };
 
 // Device memory a launch of one configuration uses besides the problem's tensors.

@@ -22,6 +22,7 @@
 #include "sm90_grouped_gemm_launch.hpp"
 #include "sm90_tma_wgmma.cuh"
 #include "symmoe/core/cuda_driver.hpp"
+#include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
 #include "symmoe/device/grouped_gemm_tile_order.cuh"
 #include "symmoe/device/ptx.cuh"
@@ -112,9 +113,12 @@ SYMMOE_HOST_DEVICE int column_units(int n_blocks) {
 // kClusterN * unit column + rn, which may lie past the expert's rows or past N (then it loads
 // and computes, stores nothing, and reads no scales: its copies feed its cluster peers).
 template <class Shape>
-SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int u, int rank, int& e_hint) {
+SYMMOE_DEVICE GemmTilePos locate_tile(const int* tile_start, int groups, int n_blocks, int u, int rank, int& e_hint,
+                                      int row_band) {
+  const int units = column_units<Shape>(n_blocks);
   const GemmTilePos unit =
-      device::locate_gemm_tile(tile_start, groups, column_units<Shape>(n_blocks), Shape::kBand, u, e_hint);
+      row_band > 0 ? device::locate_gemm_tile_row_bands(tile_start, groups, units, row_band, u, e_hint)
+                   : device::locate_gemm_tile(tile_start, groups, units, Shape::kBand, u, e_hint);
   return device::cluster_tile(unit, rank, Shape::kCluster, Shape::kClusterN);
 }
 
@@ -218,7 +222,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
   uint32_t phase = 0;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   for (int u = walk.first; u < units; u += walk.stride) {
-    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint);
+    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint, src.row_band);
     const GroupRows rows = sm.expert_rows(pos.e);
     const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
     const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
@@ -292,7 +296,7 @@ struct ConsumerTile {
 template <class Shape>
 SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const Smem<Shape>& sm, int n_blocks, int u, int rank,
                                       int& e_hint, int r_in_tile) {
-  const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint);
+  const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint, src.row_band);
   ConsumerTile c;
   c.rows = sm.expert_rows(pos.e);
   c.m0 = pos.mb * kBM;
@@ -653,6 +657,7 @@ struct WgmmaLaunch {
         make_operand_map<Shape>(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
     CUtensorMap map_out = Shape::kTmaStore ? make_out_map(src.out, rows, src.n) : CUtensorMap{};
     WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
+    params.src.row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
     const void* fn = kernel();
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t config =

@@ -29,27 +29,31 @@ Tiles make_tiles(const std::vector<int>& m_blocks, int n_blocks) {
   return t;
 }
 
-// Walks tiles first, first + stride, ... as one CTA does (one e_hint across the walk).
-std::vector<GemmTilePos> walk(const Tiles& t, int band, int first, int stride) {
+// Walks tiles first, first + stride, ... as one CTA does (one e_hint across the walk), in column
+// bands of `band` column blocks, or (rows) in row bands of `band` row blocks.
+std::vector<GemmTilePos> walk(const Tiles& t, int band, int first, int stride, bool rows = false) {
   std::vector<GemmTilePos> out;
   int hint = 0;
+  const int groups = static_cast<int>(t.m_blocks.size());
   for (int i = first; i < t.total(); i += stride) {
-    out.push_back(locate_gemm_tile(t.start.data(), static_cast<int>(t.m_blocks.size()), t.n_blocks, band, i, hint));
+    out.push_back(rows ? locate_gemm_tile_row_bands(t.start.data(), groups, t.n_blocks, band, i, hint)
+                       : locate_gemm_tile(t.start.data(), groups, t.n_blocks, band, i, hint));
   }
   return out;
 }
 
 TEST(GroupedGemmTileOrder, EveryTileOnceForAnyCtaCount) {
   std::mt19937 rng(7);
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < 400; ++round) {
+    const bool rows = round % 2 == 1;  // row bands on odd rounds
     std::vector<int> m_blocks(1 + rng() % 40);
     for (auto& m : m_blocks) m = rng() % 4 == 0 ? 0 : static_cast<int>(1 + rng() % 9);  // empty experts too
     const Tiles t = make_tiles(m_blocks, static_cast<int>(1 + rng() % 40));
-    const int band = 1 << (rng() % 4);
+    const int band = rows ? static_cast<int>(1 + rng() % 20) : 1 << (rng() % 4);
     const int ctas = static_cast<int>(1 + rng() % 150);
     std::set<std::tuple<int, int, int>> seen;
     for (int cta = 0; cta < ctas; ++cta) {
-      for (const GemmTilePos& p : walk(t, band, cta, ctas)) {
+      for (const GemmTilePos& p : walk(t, band, cta, ctas, rows)) {
         ASSERT_GE(p.e, 0);
         ASSERT_LT(p.e, static_cast<int>(m_blocks.size()));
         ASSERT_GE(p.mb, 0);
@@ -89,6 +93,28 @@ TEST(GroupedGemmTileOrder, BandsWalkRowBlocksAcrossBandColumns) {
   EXPECT_EQ(g[5].mb, 1);
 }
 
+TEST(GroupedGemmTileOrder, RowBandsWalkColumnBlocksDownBandRows) {
+  // One expert, 5 row blocks, 3 column blocks, bands of 2 rows: rows 0-1 down column 0, then
+  // column 1, column 2; rows 2-3 likewise; the last band is row 4 alone.
+  const Tiles t = make_tiles({5}, 3);
+  const std::vector<GemmTilePos> all = walk(t, 2, 0, 1, true);
+  ASSERT_EQ(all.size(), 15u);
+  const int want[15][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2}, {1, 2}, {2, 0}, {3, 0},
+                           {2, 1}, {3, 1}, {2, 2}, {3, 2}, {4, 0}, {4, 1}, {4, 2}};
+  for (int i = 0; i < 15; ++i) {
+    EXPECT_EQ(all[i].mb, want[i][0]) << "tile " << i;
+    EXPECT_EQ(all[i].nb, want[i][1]) << "tile " << i;
+  }
+  // A band taller than the expert is the whole expert: column by column.
+  const Tiles two = make_tiles({2, 0, 3}, 2);
+  const std::vector<GemmTilePos> g = walk(two, 16, 0, 1, true);
+  ASSERT_EQ(g.size(), 10u);
+  EXPECT_EQ(g[1].mb, 1);
+  EXPECT_EQ(g[1].nb, 0);
+  EXPECT_EQ(g[4].e, 2);
+  EXPECT_EQ(g[6].mb, 2);
+  EXPECT_EQ(g[7].nb, 1);
+}
 
 // Clusters of cm x cn CTAs: units of cm row blocks x cn column blocks (as the kernels count
 // them: ceil(m_blocks / cm) x ceil(n_blocks / cn) per expert); across all units and ranks every

@@ -32,6 +32,25 @@ SYMMOE_HOST_DEVICE GemmTilePos locate_gemm_tile(const int* tile_start, int group
   return GemmTilePos{e, in_band / width, b * band + in_band % width};
 }
 
+// Row bands (GroupSource::row_band > 0): within an expert, bands of `band` row blocks walked
+// column block by column block — tiles running at the same time on neighbouring CTAs share the
+// band's activation tiles (across the columns) and each column block's weight tile (down the
+// band), so an expert's weights are read once per band of rows and its activations once in all,
+// where column bands read the activations once per band of columns.
+SYMMOE_HOST_DEVICE GemmTilePos locate_gemm_tile_row_bands(const int* tile_start, int groups, int n_blocks, int band,
+                                                          int t, int& e_hint) {
+  int e = e_hint;
+  while (e + 1 < groups && tile_start[e + 1] <= t) ++e;
+  e_hint = e;
+  const int local = t - tile_start[e];
+  const int m_blocks = (tile_start[e + 1] - tile_start[e]) / n_blocks;
+  const int b = local / (band * n_blocks);
+  const int in_band = local - b * band * n_blocks;
+  int height = m_blocks - b * band;
+  if (height > band) height = band;
+  return GemmTilePos{e, b * band + in_band % height, in_band / height};
+}
+
 // NOTE [wgmma cluster ranks]: a cluster of cm x cn CTAs (1-D ranks r = rm + cm rn) runs the
 // tiles of one work unit of cm row blocks x cn column blocks: CTA r takes row block
 // cm * unit row + rm and column block cn * unit column + rn. The CTAs of one row block share its
