@@ -132,17 +132,6 @@ struct KBlock {
   BlockScales scales;
 };
 
-// The descriptors come from stage 0's (base, held by the caller across its loops: the mainloops
-// that promote after each batch, where registers are to spare) or are derived here from the
-// warpgroup (the overlapped mainloop: holding base there spills).
-template <class Shape>
-SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, bool& ok, const device::WaitContext& ctx,
-                                 StageDesc base, int r_in_tile) {
-  if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
-  __syncwarp();
-  const float* sc = sm.scales + s * Shape::kScaleFloats;
-  return KBlock{stage_desc_at<Shape>(base, s), BlockScales{sc[r_in_tile], sc[r_in_tile + 8], sc[kBM], sc[kBM + 1]}};
-}
 template <class Shape>
 SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, bool& ok, const device::WaitContext& ctx,
                                  int wg, int r_in_tile) {
@@ -272,7 +261,6 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   constexpr int kBatches = Shape::kBatches, kStages = Shape::kStages;
   const ConsumerThread me;
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
-  const StageDesc base = stage_desc<Shape>(sm.a, sm.b, 0, wg);
   const int kblocks = kblocks_of<Shape>(src);
   const UnitWalk<Shape> walk;
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
@@ -285,7 +273,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
     const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
     zero(acc);
     for (int kb = 0; kb < kblocks; ++kb) {
-      const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, base, r_in_tile);
+      const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile);
 #pragma unroll
       for (int h = 0; h < kBatches; ++h) {
         if (h > 0 && h >= tile.batches) break;

@@ -186,41 +186,27 @@ SYMMOE_DEVICE int kblocks_of(const GroupSource& src) {
   return static_cast<int>((src.k + Shape::kKElems - 1) / Shape::kKElems);
 }
 
-// The fp8 recipe's scales of a tile into its stages, K block after K block: the 128 activation
-// scales of the tile's rows (zeros for rows past the expert's count) and the tile's two
-// weight-scale blocks (zero for a block past N), one cp.async per float by the 32 lanes of a
-// warp, completing on the stage's full barrier. The [rows, K / 128] layouts are strided: no
-// tensor copy fits them. Lane l copies rows l, 32 + l, 64 + l, 96 + l (and lanes 0, 1 the weight
-// scales), whose addresses are resolved once per tile: per K block only the copies remain (the
-// producer warpgroup runs on 40 registers, so a base pointer and a mask, not four pointers).
-struct TileScaleSource {
-  const float* rows = nullptr;    // this lane's first row's scales (K block 0); a valid address for every lane
-  int64_t row_stride = 0;         // 32 rows of scales
-  uint32_t live = 0;              // bit i: row 32 i + lane lies inside the expert
-  const float* weight = nullptr;  // lanes 0, 1: weight-scale block nb0 + lane (K block 0); valid address always
-  bool weight_live = false;
-  TileScaleSource() = default;  // kernels without scales (bf16)
-  SYMMOE_DEVICE TileScaleSource(const GroupSource& src, GroupRows rows_of_expert, int64_t m0, int64_t n0, int e,
-                                int kblocks, int lane) {
-    live = 0;
+// The fp8 recipe's scales of K block kb into a stage: the 128 activation scales of the tile's
+// rows (zeros for rows past the expert's count) and the tile's two weight-scale blocks (zero
+// for a block past N), one cp.async per float by the 32 lanes of a warp, completing on the
+// stage's full barrier. The [rows, K / 128] layouts are strided: no tensor copy fits them.
+template <class Shape>
+SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRows rows, int64_t m0, int64_t n0,
+                                     int e, int kb, int kblocks, uint64_t* full, int lane) {
 #pragma unroll
-    for (int i = 0; i < kBM / 32; ++i) live |= (m0 + 32 * i + lane < rows_of_expert.count ? 1u : 0u) << i;
-    rows = src.act_scales + (live != 0 ? (rows_of_expert.row0 + m0 + lane) * kblocks : 0);
-    row_stride = int64_t{32} * kblocks;
-    const int64_t nb = n0 / kFp8ScaleBlock + (lane < 2 ? lane : 0);  // weight-scale block
-    weight_live = lane < 2 && nb * kFp8ScaleBlock < src.n;
-    weight = src.weight_scales + (weight_live ? (int64_t{e} * (src.n / kFp8ScaleBlock) + nb) * kblocks : 0);
+  for (int i = 0; i < kBM / 32; ++i) {
+    const int r = 32 * i + lane;
+    const bool live = m0 + r < rows.count;
+    const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
+    tma::cp_async_4(dst + r, p_src, live);
   }
-  SYMMOE_DEVICE void copy(float* dst, int kb, uint64_t* full, int lane) const {
-#pragma unroll
-    for (int i = 0; i < kBM / 32; ++i) {
-      const bool row_live = (live >> i) & 1u;
-      tma::cp_async_4(dst + 32 * i + lane, row_live ? rows + i * row_stride + kb : rows, row_live);
-    }
-    if (lane < 2) tma::cp_async_4(dst + kBM + lane, weight_live ? weight + kb : weight, weight_live);
-    tma::cp_async_arrive_noinc(full);
+  const int64_t nb0 = n0 / kFp8ScaleBlock;  // first weight-scale block of the tile
+  if (lane < 2) {
+    const float* sb = src.weight_scales + (int64_t{e} * (src.n / kFp8ScaleBlock) + nb0 + lane) * kblocks + kb;
+    tma::cp_async_4(dst + kBM + lane, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
   }
-};
+  tma::cp_async_arrive_noinc(full);
+}
 
 // Producer warpgroup: thread 0 issues the tensor copies, warp 1 the scale copies (kScaled);
 // the other threads have nothing to do. Returns at the end of the work or on a failed wait.
@@ -243,8 +229,6 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     const int rm = walk.rank % Shape::kCluster, rn = walk.rank / Shape::kCluster;
     const auto a_row = static_cast<int32_t>(rows.row0 + m0 + rn * Shape::kASliceRows);
     const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
-    const TileScaleSource scales =
-        Shape::kScaled ? TileScaleSource(src, rows, m0, n0, pos.e, kblocks, lane) : TileScaleSource();
     for (int kb = 0; kb < kblocks; ++kb) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
       const auto k0 = static_cast<int32_t>(kb * Shape::kKElems);
@@ -263,7 +247,8 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
           tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], column_block_peers<Shape>(walk.rank));
         }
       } else if constexpr (Shape::kScaled) {
-        scales.copy(sm.scales + s * Shape::kScaleFloats, kb, &sm.full[s], lane);
+        copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
+                                 &sm.full[s], lane);
       }
       advance_stage(s, phase, kStages);
     }
@@ -284,17 +269,6 @@ SYMMOE_DEVICE StageDesc stage_desc(const uint8_t* smem_a, const uint8_t* smem_b,
   return StageDesc{
       __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0),
       __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes), 0)};
-}
-
-// Stage s's descriptors from stage 0's (stage_desc(.., 0, wg), taken once per consumer): s stage
-// sizes further in the descriptors' 16-byte address units. Shared addresses stay below 256 KiB,
-// so the 14-bit start-address field never carries into the next one. Keeps the per-K-block
-// path free of the address arithmetic and shuffles (measured: 40 of the 175 instructions a
-// consumer warp ran per K block went to them and to the scale indices).
-template <class Shape>
-SYMMOE_DEVICE StageDesc stage_desc_at(StageDesc base, int s) {
-  return StageDesc{base.a_lo + static_cast<uint32_t>(s * (Shape::kABytes >> 4)),
-                   base.b_lo + static_cast<uint32_t>(s * (Shape::kBBytes >> 4))};
 }
 
 // One K block's scales for this thread: the activation scales of its rows (sa_lo, sa_hi) and
