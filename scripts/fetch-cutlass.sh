@@ -16,16 +16,8 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$version" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-wheel=${SYMMOE_CUTLASS_WHEEL:-}
-if [ -z "$wheel" ]; then
-  python3 -m pip download --quiet --no-deps --dest "$tmp" "nvidia-cutlass==$version"
-  wheel=$(ls "$tmp"/nvidia_cutlass-*.whl)
-fi
-got=$(sha256sum "$wheel" | cut -d' ' -f1)
-if [ "$got" != "$sha256" ]; then
-  echo "fetch-cutlass: $wheel has sha256 $got, expected $sha256 (nvidia-cutlass $version)" >&2
-  exit 1
-fi
+source scripts/pinned-wheel.sh
+wheel=$(pinned_wheel nvidia-cutlass "$version" "$sha256" "$tmp" "${SYMMOE_CUTLASS_WHEEL:-}") || exit 1
 python3 - "$wheel" "$tmp/x" <<'PY'
 import sys, zipfile
 wheel, out = sys.argv[1], sys.argv[2]

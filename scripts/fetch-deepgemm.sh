@@ -18,16 +18,8 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "sgl-kernel $version" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-wheel=${SYMMOE_SGL_KERNEL_WHEEL:-}
-if [ -z "$wheel" ]; then
-  python3 -m pip download --quiet --no-deps --dest "$tmp" "sgl-kernel==$version"
-  wheel=$(ls "$tmp"/sgl_kernel-*.whl)
-fi
-got=$(sha256sum "$wheel" | cut -d' ' -f1)
-if [ "$got" != "$sha256" ]; then
-  echo "fetch-deepgemm: $wheel has sha256 $got, expected $sha256 (sgl-kernel $version)" >&2
-  exit 1
-fi
+source scripts/pinned-wheel.sh
+wheel=$(pinned_wheel sgl-kernel "$version" "$sha256" "$tmp" "${SYMMOE_SGL_KERNEL_WHEEL:-}") || exit 1
 python3 - "$wheel" "$tmp/x" <<'PY'
 import sys, zipfile
 wheel, out = sys.argv[1], sys.argv[2]

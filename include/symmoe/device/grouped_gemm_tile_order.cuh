@@ -18,13 +18,19 @@ struct GemmTilePos {
 // time on neighbouring CTAs share weight tiles (the same column block, down the rows) and
 // activation tiles (across the band) in L2. `e_hint` is the expert of the caller's previous
 // tile (0 at first): a CTA's tiles only move forward, so the search is a forward scan.
-SYMMOE_HOST_DEVICE GemmTilePos locate_gemm_tile(const int* tile_start, int groups, int n_blocks, int band, int t,
-                                                int& e_hint) {
+struct ExpertTile {
+  int e, local, m_blocks;  // tile t is tile `local` of expert e, which has m_blocks row blocks
+};
+SYMMOE_HOST_DEVICE ExpertTile expert_of_tile(const int* tile_start, int groups, int n_blocks, int t, int& e_hint) {
   int e = e_hint;
   while (e + 1 < groups && tile_start[e + 1] <= t) ++e;
   e_hint = e;
-  const int local = t - tile_start[e];
-  const int m_blocks = (tile_start[e + 1] - tile_start[e]) / n_blocks;
+  return ExpertTile{e, t - tile_start[e], (tile_start[e + 1] - tile_start[e]) / n_blocks};
+}
+
+SYMMOE_HOST_DEVICE GemmTilePos locate_gemm_tile(const int* tile_start, int groups, int n_blocks, int band, int t,
+                                                int& e_hint) {
+  const auto [e, local, m_blocks] = expert_of_tile(tile_start, groups, n_blocks, t, e_hint);
   const int b = local / (band * m_blocks);
   const int in_band = local - b * band * m_blocks;
   int width = n_blocks - b * band;
@@ -39,11 +45,7 @@ SYMMOE_HOST_DEVICE GemmTilePos locate_gemm_tile(const int* tile_start, int group
 // where column bands read the activations once per band of columns.
 SYMMOE_HOST_DEVICE GemmTilePos locate_gemm_tile_row_bands(const int* tile_start, int groups, int n_blocks, int band,
                                                           int t, int& e_hint) {
-  int e = e_hint;
-  while (e + 1 < groups && tile_start[e + 1] <= t) ++e;
-  e_hint = e;
-  const int local = t - tile_start[e];
-  const int m_blocks = (tile_start[e + 1] - tile_start[e]) / n_blocks;
+  const auto [e, local, m_blocks] = expert_of_tile(tile_start, groups, n_blocks, t, e_hint);
   const int b = local / (band * n_blocks);
   const int in_band = local - b * band * n_blocks;
   int height = m_blocks - b * band;
