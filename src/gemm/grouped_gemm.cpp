@@ -31,10 +31,11 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
     if (dtype == GemmDtype::kBF16) {
       return TileChoice{tile, 128, 256, 64, "bf16 128x256x64 wgmma, warp-specialized (no CUTLASS)"};
     }
-    if (env::get_int("SYMMOE_GEMM_WGMMA_TILE_N") == 192) {
+    const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
+    if (width == 192) {
       return TileChoice{tile, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
     }
-    if (env::get_int("SYMMOE_GEMM_WGMMA_TILE_N") == 128) {
+    if (width == 128) {
       return TileChoice{tile, 128, 128, 128, "fp8 128x128x128 wgmma, warp-specialized (no CUTLASS)"};
     }
     return TileChoice{tile, 128, 256, 128, "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)"};

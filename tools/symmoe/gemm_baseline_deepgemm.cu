@@ -64,7 +64,6 @@ std::vector<DeepGemmConfig> deepgemm_configs(int experts, int m, int n, int k) {
 
 namespace {
 
-constexpr uint32_t swizzle_d(int bn) { return bn % 64 == 0 ? 128 : bn % 32 == 0 ? 64 : 32; }
 size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 // The kernel's dynamic shared memory, laid out as its header does: staged output tile, stages of
@@ -132,6 +131,10 @@ struct DeepGemmGrouped::State {
   float* sfa = nullptr;
   const float* sfb = nullptr;
   CUtensorMap map_a{}, map_d{}, map_sfa{};
+  ~State() {
+    cudaFree(layout);
+    cudaFree(sfa);
+  }
 };
 
 DeepGemmGrouped::DeepGemmGrouped(const DeepGemmConfig& config, int experts, int m, int n, int k, const void* act,
@@ -146,9 +149,7 @@ DeepGemmGrouped::DeepGemmGrouped(const DeepGemmConfig& config, int experts, int 
     s.k = k;
     s.sfb = w_scales;
     for (const DeepGemmKernel& kern : deepgemm_kernels()) {
-      const bool same = kern.config.block_m == config.block_m && kern.config.block_n == config.block_n &&
-                        kern.config.stages == config.stages && kern.config.multicast == config.multicast;
-      if (!same) continue;
+      if (!(kern.config == config)) continue;
       if (kern.n == uint32_t(n) && kern.k == uint32_t(k)) s.fn = kern.fn;  // compiled for the shape: preferred
       if (kern.n == 0 && s.fn == nullptr) s.fn = kern.fn;
     }
@@ -168,24 +169,18 @@ DeepGemmGrouped::DeepGemmGrouped(const DeepGemmConfig& config, int experts, int 
     SYMMOE_CUDA_CHECK(cudaGetLastError());
     s.map_a = encode("activations", act, CU_TENSOR_MAP_DATA_TYPE_UINT8, k, rows, k, 128, config.block_m,
                      CU_TENSOR_MAP_SWIZZLE_128B);
-    const uint32_t swz = swizzle_d(config.block_n);
+    const uint32_t swz = deepgemm_swizzle_d(config.block_n);
     s.map_d = encode("output", out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, n, rows, uint64_t(n) * 2, swz / 2,
                      config.block_m, swizzle_mode(swz));
     s.map_sfa = encode("activation scales", s.sfa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rows_aligned, kblocks,
                        uint64_t(rows_aligned) * 4, config.block_m, 1, CU_TENSOR_MAP_SWIZZLE_NONE);
   } catch (...) {
-    cudaFree(s_->layout);
-    cudaFree(s_->sfa);
     delete s_;
     throw;
   }
 }
 
-DeepGemmGrouped::~DeepGemmGrouped() {
-  cudaFree(s_->layout);
-  cudaFree(s_->sfa);
-  delete s_;
-}
+DeepGemmGrouped::~DeepGemmGrouped() { delete s_; }
 
 void DeepGemmGrouped::run(const void* weights, cudaStream_t stream) {
   State& s = *s_;

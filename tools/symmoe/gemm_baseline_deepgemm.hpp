@@ -19,6 +19,7 @@ namespace symmoe::cli {
 struct DeepGemmConfig {
   int block_m, block_n, stages, multicast;  // multicast: CTAs of a cluster sharing each weight tile
   std::string name() const;
+  bool operator==(const DeepGemmConfig&) const = default;
 };
 
 // One compiled kernel: a config, and the N, K compiled into it (0, 0: any shape).

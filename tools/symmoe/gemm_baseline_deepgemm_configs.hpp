@@ -13,6 +13,12 @@
   X(128, 192, 4, 1)                \
   X(256, 128, 3, 1)
 
+#include <cstdint>
+
 namespace symmoe::cli {
 constexpr int kDeepGemmConfigCount = 5;
+
+// The output tile is stored in column strips of swizzle / 2 bf16 columns (DeepGEMM: block_n a
+// multiple of the strip): the kernel's kSwizzleDMode and the output tensor map's swizzle.
+constexpr uint32_t deepgemm_swizzle_d(int block_n) { return block_n % 64 == 0 ? 128 : block_n % 32 == 0 ? 64 : 32; }
 }

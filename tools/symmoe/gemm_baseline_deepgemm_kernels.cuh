@@ -23,16 +23,12 @@ constexpr DeepGemmConfig kConfigs[] = {
 };
 static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == kDeepGemmConfigCount, "kDeepGemmConfigCount");
 
-// The output tile is stored in column strips of swizzle / 2 bf16 columns (DeepGEMM: block_n a
-// multiple of the strip).
-constexpr uint32_t swizzle_d(int bn) { return bn % 64 == 0 ? 128 : bn % 32 == 0 ? 64 : 32; }
-
 template <int kIndex, uint32_t kN, uint32_t kK>
 const void* kernel() {
   constexpr DeepGemmConfig c = kConfigs[kIndex];
   return reinterpret_cast<const void*>(
       &deep_gemm::sm90_fp8_gemm_1d2d_impl<cute::UMMA::Major::K, 0, kN, kK, 1, c.block_m, c.block_n, 128, 128, 128,
-                                          swizzle_d(c.block_n), c.stages, 0, 128, 256, c.multicast, false,
+                                          deepgemm_swizzle_d(c.block_n), c.stages, 0, 128, 256, c.multicast, false,
                                           kDeepGemmSms, deep_gemm::GemmType::MGroupedContiguous,
                                           deep_gemm::EpilogueIdentity, false>);
 }
