@@ -66,6 +66,12 @@ std::vector<Var> make_registry() {
        "each 128-column batch after it is done (the variant clusters of 2 and ordered issue are "
        "built for).",
        {}, 0, 5},
+      {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "tma",
+       "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: tma (tensor "
+       "copies issued with the operands'; taken when K / 128 is a multiple of 4 and both scale "
+       "tensors are 16-byte aligned, otherwise cp_async) or cp_async (one 4-byte copy per scale "
+       "by a producer warp).",
+       {"tma", "cp_async"}},
       {"SYMMOE_GEMM_WGMMA_STAGES", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels with the tma epilogue (fp8: 128 x 256 tiles, "
        "SYMMOE_GEMM_WGMMA_OVERLAP=2; bf16: clusters of 1): pipeline stages, 3 (the output tile "

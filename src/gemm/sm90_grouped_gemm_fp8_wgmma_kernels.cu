@@ -137,8 +137,10 @@ SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, b
                                  int wg, int r_in_tile) {
   if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
   __syncwarp();
-  const float* sc = sm.scales + s * Shape::kScaleFloats;
-  return KBlock{stage_desc<Shape>(sm.a, sm.b, s, wg), BlockScales{sc[r_in_tile], sc[r_in_tile + 8], sc[kBM], sc[kBM + 1]}};
+  const float* sc = sm.scales + s * Shape::kScaleFloats;  // NOTE [wgmma stage scales]: column 0
+  constexpr int kCols = Shape::kScaleCols, kW = Shape::kWeightScaleAt;
+  return KBlock{stage_desc<Shape>(sm.a, sm.b, s, wg),
+                BlockScales{sc[kCols * r_in_tile], sc[kCols * (r_in_tile + 8)], sc[kW], sc[kW + kCols]}};
 }
 
 // The four wgmmas of one 128-wide K block into d (overwritten): this warpgroup's 64 activation

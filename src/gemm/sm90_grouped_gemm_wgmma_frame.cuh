@@ -48,7 +48,7 @@ static_assert((kConsumerRegs - kLaunchRegs) * 256 <= (kLaunchRegs - kProducerReg
 // column batches of kBatchN (acc[kBatches][kBatchN / 2] per thread, wgmma's accumulator
 // layout), operands of kElemBytes-byte elements, K blocks of kBK bytes (kKElems elements) in
 // kStages shared-memory stages. kScaled: the producer also stages the K block's 128 activation
-// scales and 2 weight scales (the fp8 recipe). A cluster of kCluster x kClusterN CTAs (1-D,
+// scales and 2 weight scales (the fp8 recipe; NOTE [wgmma stage scales]). A cluster of kCluster x kClusterN CTAs (1-D,
 // rank = rm + kCluster rn) runs the tiles of kCluster consecutive row blocks and kClusterN
 // consecutive column blocks together: CTAs of one column block share its weight tile, CTAs of
 // one row block its activation tile (NOTE [wgmma weight multicast]). kStageCols: output
@@ -75,7 +75,13 @@ struct TileShape {
   static constexpr int kASliceRows = kBM / kClusterN;  // activation rows each CTA of a row block loads
   static constexpr int kStageCols = kStageCols_;
   static constexpr int kOutBytes = kTmaStore ? kBM * kStageCols * 2 : 0;  // bf16 columns staged for tensor stores
-  static constexpr int kScaleFloats = kScaled ? kBM + 4 : 0;  // 128 activation scales, 2 weight scales, padding
+  // NOTE [wgmma stage scales]: a stage's scales are [kBM rows][kScaleCols] activation scales,
+  // then [2 weight-scale blocks][kScaleCols]; column 0 holds the stage's K block, columns 1-3
+  // the next K blocks' (tensor copies need 16-byte rows; unused) or nothing (cp.async path).
+  static constexpr int kScaleCols = 4;
+  static constexpr int kWeightScaleAt = kScaled ? kBM * kScaleCols : 0;  // float offset of the weight scales
+  static constexpr int kScaleFloats = kScaled ? kWeightScaleAt + 2 * kScaleCols : 0;
+  static constexpr int kScaleBytes = 4 * kScaleFloats;  // what the tensor copies of one stage's scales bring
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
   // [expert rows: E x (row0, count)][tile prefix: E + 1 ints]
@@ -91,12 +97,14 @@ struct TileShape {
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(kASliceRows % 8 == 0 && (kASliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
+  static_assert(kScaleBytes % 16 == 0, "every stage's scales start 16-byte aligned (tensor-copy destination)");
 };
 
 struct WgmmaParams {
   GroupSource src;
   device::StatusBlock* status;
   uint64_t timeout_ns;
+  bool scale_maps;  // kScaled: the scales come by tensor copies (map_act_scales, map_w_scales), else cp.async
 };
 
 using device::GemmTilePos;
@@ -186,41 +194,63 @@ SYMMOE_DEVICE int kblocks_of(const GroupSource& src) {
   return static_cast<int>((src.k + Shape::kKElems - 1) / Shape::kKElems);
 }
 
-// The fp8 recipe's scales of K block kb into a stage: the 128 activation scales of the tile's
-// rows (zeros for rows past the expert's count) and the tile's two weight-scale blocks (zero
-// for a block past N), one cp.async per float by the 32 lanes of a warp, completing on the
-// stage's full barrier. The [rows, K / 128] layouts are strided: no tensor copy fits them.
+// NOTE [wgmma stage scales]: the fp8 recipe's scales of a stage's K block kb, in the layout
+// of TileShape::kScaleFloats, come one of two ways:
+//  - tensor copies (default, WgmmaParams::scale_maps): the activation scales [rows, K / 128]
+//    and weight scales [E * N / 128, K / 128] as 2-D float maps, boxes of 128 rows x 4 K blocks
+//    and 2 rows x 4 K blocks at (kb, tile row / weight-scale row): the producer thread issues
+//    them with the operands' copies and they complete on the same expect-tx (kScaleBytes). A
+//    box row must be 16 bytes, hence 4 K blocks per row, of which the consumers read the
+//    first; the copies read 4x the scale bytes from L2 (2 KiB a stage beside 40-48 KiB of
+//    operands). Rows past the expert's count hold the next expert's scales (or zeros past the
+//    tensor), weight-scale rows past N the next expert's: they only meet rows and columns
+//    that are never stored. Needs K / 128 a multiple of 4 (the maps' row pitch is a multiple
+//    of 16 bytes) and 16-byte aligned scale tensors; launch decides;
+//  - cp.async, one float per lane of producer warp 1 (zeros for rows past the expert's count
+//    and blocks past N), arriving on the stage's full barrier (32 more arrivals).
 template <class Shape>
 SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRows rows, int64_t m0, int64_t n0,
                                      int e, int kb, int kblocks, uint64_t* full, int lane) {
+  constexpr int kCols = Shape::kScaleCols;
 #pragma unroll
   for (int i = 0; i < kBM / 32; ++i) {
     const int r = 32 * i + lane;
     const bool live = m0 + r < rows.count;
     const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
-    tma::cp_async_4(dst + r, p_src, live);
+    tma::cp_async_4(dst + kCols * r, p_src, live);
   }
   const int64_t nb0 = n0 / kFp8ScaleBlock;  // first weight-scale block of the tile
   if (lane < 2) {
     const float* sb = src.weight_scales + (int64_t{e} * (src.n / kFp8ScaleBlock) + nb0 + lane) * kblocks + kb;
-    tma::cp_async_4(dst + kBM + lane, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
+    tma::cp_async_4(dst + Shape::kWeightScaleAt + kCols * lane, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
   }
   tma::cp_async_arrive_noinc(full);
 }
 
-// Producer warpgroup: thread 0 issues the tensor copies, warp 1 the scale copies (kScaled);
-// the other threads have nothing to do. Returns at the end of the work or on a failed wait.
+// The scale maps of NOTE [wgmma stage scales] (unused without kScaled or scale_maps).
+struct ScaleMaps {
+  const CUtensorMap* act;
+  const CUtensorMap* weights;
+  bool on;
+};
+
+// Producer warpgroup: thread 0 issues the tensor copies (the operands', and the scales' with
+// scale maps), warp 1 the scales' cp.async otherwise; the other threads have nothing to do.
+// Returns at the end of the work or on a failed wait.
 template <class Shape>
-SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const GroupSource& src,
-                           const Smem<Shape>& sm, int n_blocks, const device::WaitContext& ctx) {
+SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const ScaleMaps& scale_maps,
+                           const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
+                           const device::WaitContext& ctx) {
   constexpr int kStages = Shape::kStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x != 0 && !(Shape::kScaled && warp == 1)) return;
+  const bool scale_copies = Shape::kScaled && scale_maps.on;
+  if (threadIdx.x != 0 && !(Shape::kScaled && !scale_copies && warp == 1)) return;
   const int kblocks = kblocks_of<Shape>(src);
   const UnitWalk<Shape> walk;
   int s = 0, e_hint = 0;
   uint32_t phase = 0;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
+  const uint32_t stage_bytes = Shape::kABytes + Shape::kBBytes + (scale_copies ? Shape::kScaleBytes : 0);
   for (int u = walk.first; u < units; u += walk.stride) {
     const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint, src.row_band);
     const GroupRows rows = sm.expert_rows(pos.e);
@@ -229,11 +259,13 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     const int rm = walk.rank % Shape::kCluster, rn = walk.rank / Shape::kCluster;
     const auto a_row = static_cast<int32_t>(rows.row0 + m0 + rn * Shape::kASliceRows);
     const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
+    const auto scale_row = static_cast<int32_t>(rows.row0 + m0);
+    const auto w_scale_row = static_cast<int32_t>((int64_t{pos.e} * src.n + n0) / kFp8ScaleBlock);
     for (int kb = 0; kb < kblocks; ++kb) {
       if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
       const auto k0 = static_cast<int32_t>(kb * Shape::kKElems);
       if (warp == 0) {
-        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], Shape::kABytes + Shape::kBBytes);
+        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], stage_bytes);
         uint8_t* a_dst = sm.a + s * Shape::kABytes + rn * Shape::kASliceRows * kBK;
         if constexpr (Shape::kClusterN == 1) {
           tma::load_2d(a_dst, &map_act, k0, a_row, &sm.full[s]);
@@ -245,6 +277,11 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
           tma::load_2d(b_dst, &map_weights, k0, b_row, &sm.full[s]);
         } else {
           tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], column_block_peers<Shape>(walk.rank));
+        }
+        if (scale_copies) {
+          float* sc = sm.scales + s * Shape::kScaleFloats;
+          tma::load_2d(sc, scale_maps.act, kb, scale_row, &sm.full[s]);
+          tma::load_2d(sc + Shape::kWeightScaleAt, scale_maps.weights, kb, w_scale_row, &sm.full[s]);
         }
       } else if constexpr (Shape::kScaled) {
         copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
@@ -499,7 +536,9 @@ template <class Shape, class Consumer>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_grouped_gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_act,
                                    const __grid_constant__ CUtensorMap map_weights,
-                                   const __grid_constant__ CUtensorMap map_out, const WgmmaParams p) {
+                                   const __grid_constant__ CUtensorMap map_out,
+                                   const __grid_constant__ CUtensorMap map_act_scales,
+                                   const __grid_constant__ CUtensorMap map_w_scales, const WgmmaParams p) {
   constexpr int kBN = Shape::kBN, kStages = Shape::kStages;
   const GroupSource& src = p.src;
   const int groups = src.groups;
@@ -523,9 +562,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     tma::prefetch_map(&map_act);
     tma::prefetch_map(&map_weights);
     if (Shape::kTmaStore) tma::prefetch_map(&map_out);
+    if (Shape::kScaled && p.scale_maps) {
+      tma::prefetch_map(&map_act_scales);
+      tma::prefetch_map(&map_w_scales);
+    }
     for (int s = 0; s < kStages; ++s) {
-      // the expect-tx arrival (+ the scale warp's lanes)
-      device::bulk::mbarrier_init(&sm.full[s], 1 + (Shape::kScaled ? 32 : 0));
+      // the expect-tx arrival (+ the scale warp's lanes: NOTE [wgmma stage scales])
+      device::bulk::mbarrier_init(&sm.full[s], 1 + (Shape::kScaled && !p.scale_maps ? 32 : 0));
       device::bulk::mbarrier_init(&sm.empty[s], Shape::kWriters * kConsumerWarps);
     }
     device::bulk::fence_mbarrier_init();
@@ -541,7 +584,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (warp < 4) {
     tma::regs_dec<kProducerRegs>();
-    produce<Shape>(map_act, map_weights, src, sm, n_blocks, ctx);
+    produce<Shape>(map_act, map_weights, ScaleMaps{&map_act_scales, &map_w_scales, p.scale_maps}, src, sm, n_blocks,
+                   ctx);
   } else {
     tma::regs_inc<kConsumerRegs>();
     Consumer::run(src, sm, n_blocks, &map_out, ctx);
@@ -549,25 +593,31 @@ __global__ void __launch_bounds__(kThreads, 1)
   if constexpr (Shape::kCtas > 1) tma::cluster_sync();
 }
 
-// cuTensorMapEncodeTiled over `rank` (2 to 5) dimensions: 128-byte swizzle, no interleave,
-// zeros past the tensor, unit element strides. dims[1] is the row coordinate the kernels
-// address (32-bit) and strides[0] the row pitch in bytes. `family` (the kernel family) and
-// `what` (the operand) name the map in errors.
-inline CUtensorMap encode_map_sw128(const char* family, const char* what, const void* base, CUtensorMapDataType type,
-                                    cuuint32_t rank, const cuuint64_t* dims, const cuuint64_t* strides,
-                                    const cuuint32_t* box, CUtensorMapL2promotion promotion) {
+// cuTensorMapEncodeTiled over `rank` (2 to 5) dimensions: no interleave, zeros past the
+// tensor, unit element strides. dims[1] is the row coordinate the kernels address (32-bit)
+// and strides[0] the row pitch in bytes. `family` (the kernel family) and `what` (the
+// operand) name the map in errors.
+inline CUtensorMap encode_map(const char* family, const char* what, const void* base, CUtensorMapDataType type,
+                              cuuint32_t rank, const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                              CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion) {
   SYMMOE_CHECK(dims[1] <= INT32_MAX, "grouped GEMM (", family, "): ", what, " has ", dims[1],
                " rows; tensor-map coordinates are 32-bit");
   const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
   CUtensorMap map{};
   const CUresult rc = driver().cuTensorMapEncodeTiled(&map, type, rank, const_cast<void*>(base), dims, strides, box,
-                                                      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                      CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                                                      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
                                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   SYMMOE_CHECK(rc == CUDA_SUCCESS, "grouped GEMM (", family, "): cuTensorMapEncodeTiled for ", what,
                " failed (CUresult ", static_cast<int>(rc), "; ", dims[1], " rows of ", strides[0], " bytes at ", base,
                ")");
   return map;
+}
+
+// encode_map with the 128-byte swizzle (operands and staged outputs).
+inline CUtensorMap encode_map_sw128(const char* family, const char* what, const void* base, CUtensorMapDataType type,
+                                    cuuint32_t rank, const cuuint64_t* dims, const cuuint64_t* strides,
+                                    const cuuint32_t* box, CUtensorMapL2promotion promotion) {
+  return encode_map(family, what, base, type, rank, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, promotion);
 }
 
 // 2-D tensor map over a row-major [rows, cols] matrix of `elem_bytes`-byte elements, boxes of
@@ -640,6 +690,28 @@ inline CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
                         "the output");
 }
 
+// NOTE [wgmma stage scales]: fp32 [rows, kblocks] scales in boxes of box_rows x kScaleCols K
+// blocks, unswizzled.
+template <class Shape>
+CUtensorMap make_scale_map(const float* base, int64_t rows, int kblocks, int box_rows, const char* what) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kblocks), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kblocks) * 4};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Shape::kScaleCols), static_cast<cuuint32_t>(box_rows)};
+  return encode_map("wgmma", what, base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dims, strides, box,
+                    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+}
+
+// Whether the scales of `src` can come by tensor copies (NOTE [wgmma stage scales]): the
+// maps' row pitch (K / 128 floats) a multiple of 16 bytes, both tensors 16-byte aligned, and
+// not switched off (SYMMOE_GEMM_WGMMA_SCALES=cp_async).
+template <class Shape>
+bool scale_maps_fit(const GroupSource& src) {
+  if (!Shape::kScaled || env::get_string("SYMMOE_GEMM_WGMMA_SCALES") == "cp_async") return false;
+  const int64_t kblocks = src.k / kFp8ScaleBlock;
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return kblocks % Shape::kScaleCols == 0 && aligned(src.act_scales) && aligned(src.weight_scales);
+}
+
 // The wgmma kernels need no workspace (ConfigOps::workspace).
 inline WorkspaceBytes no_workspace(int, int) { return {}; }
 
@@ -656,14 +728,22 @@ struct WgmmaLaunch {
     CUtensorMap map_w =
         make_operand_map<Shape>(src.weights, int64_t{src.groups} * src.n, src.k, Shape::kBSliceRows, "weights");
     CUtensorMap map_out = Shape::kTmaStore ? make_out_map(src.out, rows, src.n) : CUtensorMap{};
-    WgmmaParams params{src, slots.status, runtime::wait_timeout_ns()};
+    const bool scale_maps = scale_maps_fit<Shape>(src);
+    CUtensorMap map_act_scales{}, map_w_scales{};
+    if (scale_maps) {
+      const int kblocks = src.k / kFp8ScaleBlock;
+      map_act_scales = make_scale_map<Shape>(src.act_scales, rows, kblocks, kBM, "activation scales");
+      map_w_scales = make_scale_map<Shape>(src.weight_scales, int64_t{src.groups} * (src.n / kFp8ScaleBlock), kblocks,
+                                           2, "weight scales");
+    }
+    WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), scale_maps};
     params.src.row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
     const void* fn = kernel();
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t config =
         cluster_launch_config(persistent_ctas(fn, Shape::kCtas, slots.sm_count, slots.device), Shape::kCtas,
                               Shape::smem_bytes(src.groups), stream, attr);
-    void* args[] = {&map_act, &map_w, &map_out, &params};
+    void* args[] = {&map_act, &map_w, &map_out, &map_act_scales, &map_w_scales, &params};
     return cudaLaunchKernelExC(&config, fn, args);
   }
   static void append(std::vector<runtime::KernelEntry>& out, const char* name) {

@@ -422,16 +422,19 @@ TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
 // at a time), experts with 0 rows and odd row-block counts (a cluster pair's second tile past
 // the rows), warpgroups with rows past the count (direct stores next to tensor stores), N =
 // 128 mod 256 (the second half past N; 192-wide tiles past N and across weight-scale blocks),
-// both layouts. The first variant, the 192- and 128-wide tiles and the overlapped promotion (NOTE
+// both layouts; scales by cp.async (K / 128 not a multiple of 4: K 1792, 384) and by tensor
+// copies (K 2560 with N 384: weight-scale rows past N; K 1024), and the cp.async path forced
+// on the tensor-copy cases (NOTE [wgmma stage scales]). The first variant, the 192- and
+// 128-wide tiles and the overlapped promotion (NOTE
 // [overlapped promotion]: narrower wgmma batches) are checked against the reference;
-// every other variant (cluster, epilogue, issue order: the same arithmetic in the same order)
+// every other variant (cluster, epilogue, issue order, scale copies: the same arithmetic in the same order)
 // must give the first variant's bits, poisoned rows included. An invalid count is reported
 // naming the expert in every variant.
 TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   struct Variant {
-    const char *cluster, *epilogue, *ordered, *tile_n, *overlap, *stages = "3";
+    const char *cluster, *epilogue, *ordered, *tile_n, *overlap, *stages = "3", *scales = "tma";
   };
   const Variant variants[] = {{"1", "direct", "0", "256", "0"}, {"1", "tma", "0", "256", "0"},
                               {"1", "tma", "1", "256", "0"},    {"1", "direct", "1", "256", "0"},
@@ -441,20 +444,23 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "0", "192", "1"},    {"1", "tma", "0", "256", "2"},
                               {"1", "tma", "0", "192", "2"},    {"1", "tma", "0", "256", "3"},
                               {"1", "tma", "0", "256", "4"},    {"1", "tma", "0", "256", "5"},
-                              {"1", "tma", "0", "256", "2", "4"}, {"1", "tma", "0", "128", "0"}};
+                              {"1", "tma", "0", "256", "2", "4"}, {"1", "tma", "0", "128", "0"},
+                              {"1", "direct", "0", "256", "0", "3", "cp_async"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
-           ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages) ";
+           ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages, " + v.scales +
+           " scales) ";
   };
   struct VariantEnv {
-    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap, stages;
+    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap, stages, scales;
     explicit VariantEnv(const Variant& v)
         : cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster),
           epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue),
           ordered("SYMMOE_GEMM_WGMMA_ORDERED", v.ordered),
           tile_n("SYMMOE_GEMM_WGMMA_TILE_N", v.tile_n),
           overlap("SYMMOE_GEMM_WGMMA_OVERLAP", v.overlap),
-          stages("SYMMOE_GEMM_WGMMA_STAGES", v.stages) {}
+          stages("SYMMOE_GEMM_WGMMA_STAGES", v.stages),
+          scales("SYMMOE_GEMM_WGMMA_SCALES", v.scales) {}
   };
   // SYMMOE_TEST_WGMMA_VARIANTS="9,10" runs only those variants (indices into `variants`) besides
   // variant 0, the base of the bit comparisons: a shorter device run while one variant is
@@ -493,6 +499,8 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
     check_all(c, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " K 1792 on 3 SMs");
     const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 384, 140, false, seed++);
     check_all(many, {}, false, std::string(name(layout)) + " 40 experts");
+    const HostCase scale_copies = make_case(GemmDtype::kFP8E4M3, layout, 6, 384, 2560, 300, false, seed++);
+    check_all(scale_copies, runtime::SmBudget{4, 0}, false, std::string(name(layout)) + " K 2560 N 384 on 4 SMs");
   }
   const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
   check_all(exact, runtime::SmBudget{5, 0}, true, "integers on 5 SMs");
