@@ -80,8 +80,8 @@ struct TileShape {
   // the next K blocks' (tensor copies need 16-byte rows; unused) or nothing (cp.async path).
   static constexpr int kScaleCols = 4;
   static constexpr int kWeightScaleAt = kScaled ? kBM * kScaleCols : 0;  // float offset of the weight scales
-  static constexpr int kScaleFloats = kScaled ? kWeightScaleAt + 2 * kScaleCols : 0;
-  static constexpr int kScaleBytes = 4 * kScaleFloats;  // what the tensor copies of one stage's scales bring
+  static constexpr int kScaleBytes = kScaled ? 4 * (kWeightScaleAt + 2 * kScaleCols) : 0;  // one stage's, copied
+  static constexpr int kScaleFloats = (kScaleBytes + 127) / 128 * 32;  // tensor-copy destinations: 128-byte aligned
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
   // [expert rows: E x (row0, count)][tile prefix: E + 1 ints]
@@ -97,7 +97,7 @@ struct TileShape {
   static_assert(kBSliceRows % 8 == 0 && (kBSliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(kASliceRows % 8 == 0 && (kASliceRows * kBK) % 1024 == 0, "slices keep the swizzle period");
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
-  static_assert(kScaleBytes % 16 == 0, "every stage's scales start 16-byte aligned (tensor-copy destination)");
+  static_assert(kWeightScaleAt % 32 == 0, "the weight scales start 128-byte aligned (tensor-copy destination)");
 };
 
 struct WgmmaParams {
