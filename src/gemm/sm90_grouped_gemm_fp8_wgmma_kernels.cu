@@ -124,9 +124,9 @@ struct BlockScales {
   float sa_lo, sa_hi, w0, w1;
 };
 
-// The start of a K block in stage s for a consumer thread: waits for the stage (once a wait
+// The start of K block kb in stage s for a consumer thread: waits for the stage (once a wait
 // has failed, ok stays false and the thread goes on without waiting: NOTE [ordered wgmma
-// issue]), then its descriptors and scales.
+// issue]), then its descriptors and scales (column kb % kScaleCols: NOTE [wgmma stage scales]).
 struct KBlock {
   StageDesc sd;
   BlockScales scales;
@@ -134,11 +134,11 @@ struct KBlock {
 
 template <class Shape>
 SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, bool& ok, const device::WaitContext& ctx,
-                                 int wg, int r_in_tile) {
+                                 int wg, int r_in_tile, int kb) {
   if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
   __syncwarp();
-  const float* sc = sm.scales + s * Shape::kScaleFloats;  // NOTE [wgmma stage scales]: column 0
   constexpr int kCols = Shape::kScaleCols, kW = Shape::kWeightScaleAt;
+  const float* sc = sm.scales + s * Shape::kScaleFloats + kb % kCols;
   return KBlock{stage_desc<Shape>(sm.a, sm.b, s, wg),
                 BlockScales{sc[kCols * r_in_tile], sc[kCols * (r_in_tile + 8)], sc[kW], sc[kW + kCols]}};
 }
@@ -275,7 +275,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
     const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
     zero(acc);
     for (int kb = 0; kb < kblocks; ++kb) {
-      const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile);
+      const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb);
 #pragma unroll
       for (int h = 0; h < kBatches; ++h) {
         if (h > 0 && h >= tile.batches) break;
@@ -337,12 +337,13 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
 // before the next one's fragments overwrite them; no spill in the K loop, 36 bytes per tile
 // outside it); the GPU test carries it as variant 13 against the reference.
 
-// kN K blocks from stage s on, as one overlapped batch sequence (NOTE [overlapped promotion]).
+// kN K blocks (kb0 .. kb0 + kN - 1) from stage s on, as one overlapped batch sequence (NOTE
+// [overlapped promotion]).
 template <class Shape, int kN>
 SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatchN / 2],
                                       float (&part)[2][Shape::kBatchN / 2], const Smem<Shape>& sm, int& s,
                                       uint32_t& phase, bool& ok, const device::WaitContext& ctx, int64_t n0,
-                                      const ConsumerThread& me) {
+                                      int kb0, const ConsumerThread& me) {
   constexpr int kBatches = Shape::kBatches;
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   int stage[kN] = {};
@@ -365,7 +366,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
     constexpr int kSet = kSets == 1 ? 0 : kJ;
     if constexpr (kB == 0) {
       stage[kJ] = s;
-      blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile);
+      blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb0 + kJ);
       if constexpr (Shape::kARegs && !kLateFrags) load_a_frags<Shape>(a_frag[kSet], sm.a, s, wg);
     }
     if constexpr (Shape::kARegs && !(kLateFrags && kB == 0)) {
@@ -404,10 +405,10 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
     zero(acc);
     int kb = 0;
     for (; kb + Shape::kOverlap <= kblocks; kb += Shape::kOverlap) {
-      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, ctx, tile.n0, me);
+      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, ctx, tile.n0, kb, me);
     }
     if constexpr (Shape::kOverlap > 1) {
-      for (; kb < kblocks; ++kb) overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, ctx, tile.n0, me);
+      for (; kb < kblocks; ++kb) overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, ctx, tile.n0, kb, me);
     }
     store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
   }

@@ -76,8 +76,9 @@ struct TileShape {
   static constexpr int kStageCols = kStageCols_;
   static constexpr int kOutBytes = kTmaStore ? kBM * kStageCols * 2 : 0;  // bf16 columns staged for tensor stores
   // NOTE [wgmma stage scales]: a stage's scales are [kBM rows][kScaleCols] activation scales,
-  // then [2 weight-scale blocks][kScaleCols]; column 0 holds the stage's K block, columns 1-3
-  // the next K blocks' (tensor copies need 16-byte rows; unused) or nothing (cp.async path).
+  // then [2 weight-scale blocks][kScaleCols]; column kb % kScaleCols holds the stage's K block
+  // kb, the others its neighbours' (tensor copies move 16-byte aligned rows; unused) or
+  // nothing (cp.async path).
   static constexpr int kScaleCols = 4;
   static constexpr int kWeightScaleAt = kScaled ? kBM * kScaleCols : 0;  // float offset of the weight scales
   static constexpr int kScaleBytes = kScaled ? 4 * (kWeightScaleAt + 2 * kScaleCols) : 0;  // one stage's, copied
@@ -198,11 +199,12 @@ SYMMOE_DEVICE int kblocks_of(const GroupSource& src) {
 // of TileShape::kScaleFloats, come one of two ways:
 //  - tensor copies (default, WgmmaParams::scale_maps): the activation scales [rows, K / 128]
 //    and weight scales [E * N / 128, K / 128] as 2-D float maps, boxes of 128 rows x 4 K blocks
-//    and 2 rows x 4 K blocks at (kb, tile row / weight-scale row): the producer thread issues
-//    them with the operands' copies and they complete on the same expect-tx (kScaleBytes). A
-//    box row must be 16 bytes, hence 4 K blocks per row, of which the consumers read the
-//    first; the copies read 4x the scale bytes from L2 (2 KiB a stage beside 40-48 KiB of
-//    operands). Rows past the expert's count hold the next expert's scales (or zeros past the
+//    and 2 rows x 4 K blocks at (kb rounded down to a multiple of 4, tile row / weight-scale
+//    row): the producer thread issues them with the operands' copies and they complete on the
+//    same expect-tx (kScaleBytes). A box row must be 16 bytes and start 16-byte aligned in
+//    memory (measured on the H200: a box at K block 5 raises an illegal instruction), hence the
+//    4 K blocks kb & ~3 .. kb | 3 per row, of which the consumers read column kb % 4; the copies
+//    read 4x the scale bytes from L2 (2 KiB a stage beside 40-48 KiB of operands). Rows past the expert's count hold the next expert's scales (or zeros past the
 //    tensor), weight-scale rows past N the next expert's: they only meet rows and columns
 //    that are never stored. Needs K / 128 a multiple of 4 (the maps' row pitch is a multiple
 //    of 16 bytes) and 16-byte aligned scale tensors; launch decides;
@@ -217,12 +219,12 @@ SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRo
     const int r = 32 * i + lane;
     const bool live = m0 + r < rows.count;
     const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
-    tma::cp_async_4(dst + kCols * r, p_src, live);
+    tma::cp_async_4(dst + kCols * r + kb % kCols, p_src, live);
   }
   const int64_t nb0 = n0 / kFp8ScaleBlock;  // first weight-scale block of the tile
   if (lane < 2) {
     const float* sb = src.weight_scales + (int64_t{e} * (src.n / kFp8ScaleBlock) + nb0 + lane) * kblocks + kb;
-    tma::cp_async_4(dst + Shape::kWeightScaleAt + kCols * lane, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
+    tma::cp_async_4(dst + Shape::kWeightScaleAt + kCols * lane + kb % kCols, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
   }
   tma::cp_async_arrive_noinc(full);
 }
@@ -280,8 +282,9 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
         }
         if (scale_copies) {
           float* sc = sm.scales + s * Shape::kScaleFloats;
-          tma::load_2d(sc, scale_maps.act, kb, scale_row, &sm.full[s]);
-          tma::load_2d(sc + Shape::kWeightScaleAt, scale_maps.weights, kb, w_scale_row, &sm.full[s]);
+          const int kb4 = kb & ~(Shape::kScaleCols - 1);  // 16-byte aligned box rows
+          tma::load_2d(sc, scale_maps.act, kb4, scale_row, &sm.full[s]);
+          tma::load_2d(sc + Shape::kWeightScaleAt, scale_maps.weights, kb4, w_scale_row, &sm.full[s]);
         }
       } else if constexpr (Shape::kScaled) {
         copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
