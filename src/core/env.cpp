@@ -66,11 +66,11 @@ std::vector<Var> make_registry() {
        "each 128-column batch after it is done (the variant clusters of 2 and ordered issue are "
        "built for).",
        {}, 0, 5},
-      {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "tma",
-       "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: tma (tensor "
-       "copies issued with the operands'; taken when K / 128 is a multiple of 4 and both scale "
-       "tensors are 16-byte aligned, otherwise cp_async) or cp_async (one 4-byte copy per scale "
-       "by a producer warp).",
+      {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "cp_async",
+       "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: cp_async (one "
+       "4-byte copy per scale by a producer warp) or tma (tensor copies issued with the "
+       "operands'; taken when K / 128 is a multiple of 4 and both scale tensors are 16-byte "
+       "aligned, otherwise cp_async; measured 0.98-0.99x of cp_async).",
        {"tma", "cp_async"}},
       {"SYMMOE_GEMM_WGMMA_STAGES", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels with the tma epilogue (fp8: 128 x 256 tiles, "
@@ -89,6 +89,11 @@ std::vector<Var> make_registry() {
        "or 128 (one batch, never overlapped: SYMMOE_GEMM_WGMMA_OVERLAP does not apply; "
        "tensor-store epilogue, clusters of 1 only).",
        {}, 128, 256},
+      {"SYMMOE_GEMM_WGMMA_UNROLL", Type::kBool, "1",
+       "fp8 grouped GEMM, own wgmma kernel with single-batch tiles (SYMMOE_GEMM_WGMMA_TILE_N=192 "
+       "or 128, SYMMOE_GEMM_WGMMA_OVERLAP=0, free issue): the K loop unrolled over the pipeline "
+       "stages, every tile starting at stage 0 (compile-time stage addresses); 0 = the rolled "
+       "loop."},
       {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
        "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
        "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "

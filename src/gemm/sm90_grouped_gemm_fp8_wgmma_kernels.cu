@@ -105,14 +105,17 @@ static_assert(fp8_batch_n(128, 0) == 128, "128-wide tiles: one batch");
 enum AFrags : int { kAFragsNone = 0, kAFragsPerBlock = 1, kAFragsShared = 2 };
 
 template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ = 0, int kAFrags_ = kAFragsNone,
-          int kStageCols_ = kBN_>
+          int kStageCols_ = kBN_, bool kUnrolled_ = false>
 struct WgmmaShape
     : TileShape<kBN_, fp8_batch_n(kBN_, kOverlap_), kStages_, kCluster_, kTmaStore_, 1, true, 1, kStageCols_> {
+  static constexpr bool kUnrolled = kUnrolled_;  // NOTE [unrolled fp8 mainloop]
   static constexpr int kOverlap = kOverlap_;
   static constexpr int kAFrags = kAFrags_;
   static constexpr bool kARegs = kAFrags != kAFragsNone;
   static_assert(kBK == kFp8ScaleBlock, "one promotion per K block");
   static_assert(kOverlap == 0 || WgmmaShape::kBatches % 2 == 0, "overlapped batches alternate between two buffers");
+  static_assert(!kUnrolled || (kOverlap == 0 && WgmmaShape::kBatches == 1 && kCluster_ == 1),
+                "the unrolled mainloop runs single-batch tiles in clusters of one");
   static_assert(!kARegs || (kOverlap > 0 && WgmmaShape::kBatchN == 64),
                 "activation fragments in registers: overlapped 64-column batches (each K block of a "
                 "drain has its own fragments)");
@@ -415,8 +418,69 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
   if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
 }
 
-// The fp8 consumers as the frame's Consumer: the overlapped mainloop or the one that promotes
-// each batch after it is done (free or ordered issue).
+// NOTE [unrolled fp8 mainloop]: single-batch tiles (128 x 192, 128 x 128) with the K loop
+// unrolled over the kStages stages (NOTE [unrolled stage ring]: every tile starts at stage 0):
+// stage j's descriptors are this warpgroup's stage-0 descriptors + j stage sizes (computed
+// once per kernel), its scales a fixed offset from this thread's (column j % 4 of NOTE [wgmma
+// stage scales] when kStages is a multiple of 4), and the weight-scale block boundary of a
+// 192-wide tile (column 64 or 128) a template parameter of the tile's K loop instead of a
+// per-block select. Per K block: wait, 4 wgmmas, wait for them, release the stage, promote.
+template <class Shape, int kBoundary>
+SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
+                                    const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
+                                    int kblocks, StageDesc base, int r_in_tile, int lane) {
+  constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
+  constexpr int kSplit = scale_split<kJ, Shape::kBatchN, 0, kBoundary>();
+  const float* my_scales = sm.scales + kCols * r_in_tile;
+  for (int kb0 = 0; kb0 < kblocks; kb0 += kStages) {
+    for_each_batch<kStages>([&](auto stage) {
+      constexpr int j = decltype(stage)::value;
+      if (kb0 + j >= kblocks) return;  // the tile's last K blocks (warp-uniform)
+      if (ok) ok = tma::mbarrier_wait(&sm.full[j], (bits >> j) & 1u, ctx, "gemm_stage_full", j);
+      bits ^= 1u << j;
+      __syncwarp();
+      const int col = kStages % kCols == 0 ? j % kCols : (kb0 + j) % kCols;
+      const float* sc = my_scales + j * Shape::kScaleFloats + col;
+      const float* sw = sm.scales + j * Shape::kScaleFloats + Shape::kWeightScaleAt + col;
+      const float sa_lo = sc[0], sa_hi = sc[8 * kCols], w0 = sw[0], w1 = sw[kCols];
+      const StageDesc sd{base.a_lo + static_cast<uint32_t>(j * Shape::kABytes / 16),
+                         base.b_lo + static_cast<uint32_t>(j * Shape::kBBytes / 16)};
+      issue_block<Shape, false>(part, sd, 0);
+      wgmma::wait<0>();
+      wgmma::fence_operands(part);
+      if (lane == 0) release_stage<Shape>(&sm.empty[j]);
+      promote<kJ, kSplit>(acc, part, sa_lo * w0, sa_hi * w0, sa_lo * w1, sa_hi * w1);
+    });
+  }
+}
+
+template <class Shape>
+SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
+                                    const CUtensorMap* map_out, const device::WaitContext& ctx) {
+  const ConsumerThread me;
+  const int kblocks = kblocks_of<Shape>(src);
+  const UnitWalk<Shape> walk;
+  const StageDesc base = stage_desc<Shape>(sm.a, sm.b, 0, me.wg);
+  float acc[1][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
+  int e_hint = 0;
+  uint32_t bits = 0;
+  bool ok = true;
+  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
+  for (int u = walk.first; u < units; u += walk.stride) {
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+    zero(acc);
+    if (Shape::kBN != 256 && tile.n0 % 128 != 0) {  // 192-wide tiles at column 64 mod 128
+      unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+    } else {
+      unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+    }
+    store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
+  }
+  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
+}
+
+// The fp8 consumers as the frame's Consumer: the overlapped mainloop, the unrolled one, or the
+// one that promotes each batch after it is done (free or ordered issue).
 template <class Shape, int kHandoff>
 struct Fp8Consumer {
   __host__ __device__ static constexpr const char* name() { return "grouped_gemm_fp8_wgmma"; }
@@ -424,6 +488,8 @@ struct Fp8Consumer {
                                 const device::WaitContext& ctx) {
     if constexpr (Shape::kOverlap > 0) {
       consume_overlapped<Shape>(src, sm, n_blocks, map_out, ctx);
+    } else if constexpr (Shape::kUnrolled) {
+      consume_unrolled<Shape>(src, sm, n_blocks, map_out, ctx);
     } else {
       consume<Shape, kHandoff>(src, sm, n_blocks, map_out, ctx);
     }
@@ -437,14 +503,14 @@ struct WgmmaConfig {
   using Free = WgmmaLaunch<Shape, Fp8Consumer<Shape, kFree>>;
   using Ordered = WgmmaLaunch<Shape, Fp8Consumer<Shape, kBeforeLast>>;
   static cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
-    if constexpr (Shape::kOverlap == 0) {
+    if constexpr (Shape::kOverlap == 0 && !Shape::kUnrolled) {
       if (env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED")) return Ordered::launch(src, slots, stream);
     }
     return Free::launch(src, slots, stream);
   }
   static void append(std::vector<runtime::KernelEntry>& out, const char* name, const char* name_ordered = nullptr) {
     Free::append(out, name);
-    if constexpr (Shape::kOverlap == 0) {
+    if constexpr (Shape::kOverlap == 0 && !Shape::kUnrolled) {
       if (name_ordered != nullptr) Ordered::append(out, name_ordered);
     }
   }
@@ -465,6 +531,9 @@ using Shape192Tma = WgmmaShape<192, 4, 1, true>;
 // warpgroup's wgmmas cover the promotion); 5 stages of 32.5 KiB next to the 32 KiB staged
 // output tile.
 using Shape128Tma = WgmmaShape<128, 5, 1, true>;
+// The same two with the unrolled mainloop (NOTE [unrolled fp8 mainloop]; SYMMOE_GEMM_WGMMA_UNROLL).
+using Shape192TmaUnrolled = WgmmaShape<192, 4, 1, true, 0, kAFragsNone, 192, true>;
+using Shape128TmaUnrolled = WgmmaShape<128, 5, 1, true, 0, kAFragsNone, 128, true>;
 // NOTE [overlapped promotion]: 128 x 256 in four 64-column batches, 128 x 192 in two of 96.
 // Drains every K block, or every two.
 using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, 1>;
@@ -493,7 +562,8 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
                  "grouped GEMM (fp8 wgmma): 128 x 128 tiles are built with the tma epilogue, clusters of 1 and free "
                  "issue only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, SYMMOE_GEMM_WGMMA_CLUSTER=1, "
                  "SYMMOE_GEMM_WGMMA_ORDERED=0)");
-    return WgmmaConfig<Shape128Tma>::launch(src, slots, stream);
+    return env::get_bool("SYMMOE_GEMM_WGMMA_UNROLL") ? WgmmaConfig<Shape128TmaUnrolled>::launch(src, slots, stream)
+                                                      : WgmmaConfig<Shape128Tma>::launch(src, slots, stream);
   }
   if (const int64_t overlap = env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP"); overlap > 0) {
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
@@ -531,6 +601,9 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1,
                  "grouped GEMM (fp8 wgmma): 128 x 192 tiles are built with the tma epilogue and clusters of 1 "
                  "only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, SYMMOE_GEMM_WGMMA_CLUSTER=1)");
+    if (env::get_bool("SYMMOE_GEMM_WGMMA_UNROLL") && !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED")) {
+      return WgmmaConfig<Shape192TmaUnrolled>::launch(src, slots, stream);
+    }
     return WgmmaConfig<Shape192Tma>::launch(src, slots, stream);
   }
   if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) {
@@ -553,6 +626,8 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   WgmmaConfig<Shape192Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store",
                                    "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_ordered");
   WgmmaConfig<Shape128Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x128_tma_store");
+  WgmmaConfig<Shape192TmaUnrolled>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_unrolled");
+  WgmmaConfig<Shape128TmaUnrolled>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x128_tma_store_unrolled");
   WgmmaConfig<Shape256TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap");
   WgmmaConfig<Shape192TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap");
   WgmmaConfig<Shape256TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2");

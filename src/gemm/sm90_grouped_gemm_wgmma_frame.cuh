@@ -84,6 +84,9 @@ struct TileShape {
   static constexpr int kScaleBytes = kScaled ? 4 * (kWeightScaleAt + 2 * kScaleCols) : 0;  // one stage's, copied
   static constexpr int kScaleFloats = (kScaleBytes + 127) / 128 * 32;  // tensor-copy destinations: 128-byte aligned
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
+  // NOTE [unrolled stage ring]: false here; a consumer that unrolls its K loop over the stages
+  // sets it in its shape, and the producer then starts every tile at stage 0.
+  static constexpr bool kUnrolled = false;
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
   // [expert rows: E x (row0, count)][tile prefix: E + 1 ints]
   static constexpr int kFixedBytes =
@@ -137,6 +140,31 @@ SYMMOE_DEVICE void advance_stage(int& s, uint32_t& phase, int stages) {
     phase ^= 1;
   }
 }
+
+// NOTE [unrolled stage ring]: by default the stage ring runs on across tiles (stage s, one
+// phase bit for the whole ring). With Shape::kUnrolled every tile starts at stage 0, so a
+// consumer can unroll its K loop over the stages and address each stage at compile-time
+// offsets (descriptors and scales: uniform-register adds instead of per-block arithmetic);
+// a tile whose K blocks are not a multiple of kStages leaves the stages behind it at
+// different uses, so each stage keeps its own phase bit (bit s of `bits`, flipped per use).
+// Producer and consumers walk the same tiles and K blocks, so they agree on every bit.
+template <class Shape>
+struct StageCursor {
+  int s = 0;
+  uint32_t bits = 0;  // kUnrolled: parity bit per stage; otherwise bit 0 for the whole ring
+  SYMMOE_DEVICE void start_tile() {
+    if constexpr (Shape::kUnrolled) s = 0;
+  }
+  SYMMOE_DEVICE uint32_t parity() const { return Shape::kUnrolled ? (bits >> s) & 1u : bits; }
+  SYMMOE_DEVICE void advance() {
+    if constexpr (Shape::kUnrolled) {
+      bits ^= 1u << s;
+      s = s + 1 == Shape::kStages ? 0 : s + 1;
+    } else {
+      advance_stage(s, bits, Shape::kStages);
+    }
+  }
+};
 
 // Shared-memory carve-up (NOTE [fp8 wgmma kernel]); the same offsets in every CTA of a
 // cluster, which the weight multicast and the remote stage releases rely on.
@@ -197,9 +225,10 @@ SYMMOE_DEVICE int kblocks_of(const GroupSource& src) {
 
 // NOTE [wgmma stage scales]: the fp8 recipe's scales of a stage's K block kb, in the layout
 // of TileShape::kScaleFloats, come one of two ways:
-//  - tensor copies (default, WgmmaParams::scale_maps): the activation scales [rows, K / 128]
-//    and weight scales [E * N / 128, K / 128] as 2-D float maps, boxes of 128 rows x 4 K blocks
-//    and 2 rows x 4 K blocks at (kb rounded down to a multiple of 4, tile row / weight-scale
+//  - tensor copies (SYMMOE_GEMM_WGMMA_SCALES=tma, WgmmaParams::scale_maps): the activation
+//    scales [rows, K / 128]
+//    and weight scales [E * N / 128, K / 128] as 2-D float maps, boxes of 128 rows x 4 K
+//    blocks and 2 rows x 4 K blocks at (kb rounded down to a multiple of 4, tile row / weight-scale
 //    row): the producer thread issues them with the operands' copies and they complete on the
 //    same expect-tx (kScaleBytes). A box row must be 16 bytes and start 16-byte aligned in
 //    memory (measured on the H200: a box at K block 5 raises an illegal instruction), hence the
@@ -208,8 +237,13 @@ SYMMOE_DEVICE int kblocks_of(const GroupSource& src) {
 //    tensor), weight-scale rows past N the next expert's: they only meet rows and columns
 //    that are never stored. Needs K / 128 a multiple of 4 (the maps' row pitch is a multiple
 //    of 16 bytes) and 16-byte aligned scale tensors; launch decides;
-//  - cp.async, one float per lane of producer warp 1 (zeros for rows past the expert's count
-//    and blocks past N), arriving on the stage's full barrier (32 more arrivals).
+//  - cp.async (default, and where the maps do not fit), one float per lane of producer warp 1
+//    (zeros for rows past the expert's count and blocks past N), arriving on the stage's full
+//    barrier (32 more arrivals).
+// Measured on the H200 (bench/results/gemm_wgmma_scales_h200.log, same process, alternating
+// twice): tensor copies 0.98x (128 x 256 overlapped) and 0.99x (128 x 192) of cp.async,
+// geometric means over 12 cases each: the scale warp's 128 copies per K block are not what
+// limits the kernel, so cp.async stays the default.
 template <class Shape>
 SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRows rows, int64_t m0, int64_t n0,
                                      int e, int kb, int kblocks, uint64_t* full, int lane) {
@@ -243,14 +277,13 @@ template <class Shape>
 SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const ScaleMaps& scale_maps,
                            const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
                            const device::WaitContext& ctx) {
-  constexpr int kStages = Shape::kStages;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const bool scale_copies = Shape::kScaled && scale_maps.on;
   if (threadIdx.x != 0 && !(Shape::kScaled && !scale_copies && warp == 1)) return;
   const int kblocks = kblocks_of<Shape>(src);
   const UnitWalk<Shape> walk;
-  int s = 0, e_hint = 0;
-  uint32_t phase = 0;
+  StageCursor<Shape> ring;
+  int e_hint = 0;
   const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
   const uint32_t stage_bytes = Shape::kABytes + Shape::kBBytes + (scale_copies ? Shape::kScaleBytes : 0);
   for (int u = walk.first; u < units; u += walk.stride) {
@@ -263,8 +296,10 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
     const auto scale_row = static_cast<int32_t>(rows.row0 + m0);
     const auto w_scale_row = static_cast<int32_t>((int64_t{pos.e} * src.n + n0) / kFp8ScaleBlock);
+    ring.start_tile();
     for (int kb = 0; kb < kblocks; ++kb) {
-      if (!tma::mbarrier_wait(&sm.empty[s], phase ^ 1, ctx, "gemm_stage_free", s)) return;
+      const int s = ring.s;
+      if (!tma::mbarrier_wait(&sm.empty[s], ring.parity() ^ 1, ctx, "gemm_stage_free", s)) return;
       const auto k0 = static_cast<int32_t>(kb * Shape::kKElems);
       if (warp == 0) {
         device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], stage_bytes);
@@ -290,7 +325,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
         copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
                                  &sm.full[s], lane);
       }
-      advance_stage(s, phase, kStages);
+      ring.advance();
     }
   }
 }
@@ -704,12 +739,12 @@ CUtensorMap make_scale_map(const float* base, int64_t rows, int kblocks, int box
                     CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
-// Whether the scales of `src` can come by tensor copies (NOTE [wgmma stage scales]): the
-// maps' row pitch (K / 128 floats) a multiple of 16 bytes, both tensors 16-byte aligned, and
-// not switched off (SYMMOE_GEMM_WGMMA_SCALES=cp_async).
+// Whether the scales of `src` come by tensor copies (NOTE [wgmma stage scales]): asked for
+// (SYMMOE_GEMM_WGMMA_SCALES=tma), the maps' row pitch (K / 128 floats) a multiple of 16
+// bytes and both tensors 16-byte aligned.
 template <class Shape>
 bool scale_maps_fit(const GroupSource& src) {
-  if (!Shape::kScaled || env::get_string("SYMMOE_GEMM_WGMMA_SCALES") == "cp_async") return false;
+  if (!Shape::kScaled || env::get_string("SYMMOE_GEMM_WGMMA_SCALES") != "tma") return false;
   const int64_t kblocks = src.k / kFp8ScaleBlock;
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   return kblocks % Shape::kScaleCols == 0 && aligned(src.act_scales) && aligned(src.weight_scales);

@@ -422,10 +422,11 @@ TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
 // at a time), experts with 0 rows and odd row-block counts (a cluster pair's second tile past
 // the rows), warpgroups with rows past the count (direct stores next to tensor stores), N =
 // 128 mod 256 (the second half past N; 192-wide tiles past N and across weight-scale blocks),
-// both layouts; scales by cp.async (K / 128 not a multiple of 4: K 1792, 384) and by tensor
-// copies (K 2560 with N 384: weight-scale rows past N; K 1024), and the cp.async path forced
-// on the tensor-copy cases (NOTE [wgmma stage scales]). The first variant, the 192- and
-// 128-wide tiles and the overlapped promotion (NOTE
+// both layouts; scales by cp.async and, in one variant, by tensor copies where they fit (K 2560
+// with N 384: weight-scale rows past N; K 1024; K 1792 and 384 fall back to cp.async: NOTE
+// [wgmma stage scales]); single-batch tiles with the unrolled mainloop (NOTE [unrolled fp8
+// mainloop]; 14 and 3 K blocks over 4-5 stages, 20 over 4) and the rolled one. The first
+// variant, the 192- and 128-wide tiles and the overlapped promotion (NOTE
 // [overlapped promotion]: narrower wgmma batches) are checked against the reference;
 // every other variant (cluster, epilogue, issue order, scale copies: the same arithmetic in the same order)
 // must give the first variant's bits, poisoned rows included. An invalid count is reported
@@ -434,7 +435,8 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
   struct Variant {
-    const char *cluster, *epilogue, *ordered, *tile_n, *overlap, *stages = "3", *scales = "tma";
+    const char *cluster, *epilogue, *ordered, *tile_n, *overlap, *stages = "3", *scales = "cp_async",
+        *unroll = "1";
   };
   const Variant variants[] = {{"1", "direct", "0", "256", "0"}, {"1", "tma", "0", "256", "0"},
                               {"1", "tma", "1", "256", "0"},    {"1", "direct", "1", "256", "0"},
@@ -445,14 +447,16 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "0", "192", "2"},    {"1", "tma", "0", "256", "3"},
                               {"1", "tma", "0", "256", "4"},    {"1", "tma", "0", "256", "5"},
                               {"1", "tma", "0", "256", "2", "4"}, {"1", "tma", "0", "128", "0"},
-                              {"1", "direct", "0", "256", "0", "3", "cp_async"}};
+                              {"1", "direct", "0", "256", "0", "3", "tma"},
+                              {"1", "tma", "0", "192", "0", "3", "cp_async", "0"},
+                              {"1", "tma", "0", "128", "0", "3", "cp_async", "0"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
            ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages, " + v.scales +
-           " scales) ";
+           " scales, unroll " + v.unroll + ") ";
   };
   struct VariantEnv {
-    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap, stages, scales;
+    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap, stages, scales, unroll;
     explicit VariantEnv(const Variant& v)
         : cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster),
           epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue),
@@ -460,7 +464,8 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
           tile_n("SYMMOE_GEMM_WGMMA_TILE_N", v.tile_n),
           overlap("SYMMOE_GEMM_WGMMA_OVERLAP", v.overlap),
           stages("SYMMOE_GEMM_WGMMA_STAGES", v.stages),
-          scales("SYMMOE_GEMM_WGMMA_SCALES", v.scales) {}
+          scales("SYMMOE_GEMM_WGMMA_SCALES", v.scales),
+          unroll("SYMMOE_GEMM_WGMMA_UNROLL", v.unroll) {}
   };
   // SYMMOE_TEST_WGMMA_VARIANTS="9,10" runs only those variants (indices into `variants`) besides
   // variant 0, the base of the bit comparisons: a shorter device run while one variant is
