@@ -6,7 +6,8 @@
 # run with the same-run baselines (DeepGEMM included when built in).
 # Env: AB_VAR (default SYMMOE_GEMM_WGMMA_UNROLL), AB_VALUES (default "1 0"), TEST_VARIANTS
 # (SYMMOE_TEST_WGMMA_VARIANTS, default all), VARIANTS (TILE_N:OVERLAP, default "192:0 128:0"),
-# MS (256,1024,4096), EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_ab).
+# MS (256,1024,4096), EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_ab),
+# SKIP_TEST=1 (benchmarks only).
 # Output: $OUT/$NAME.log, $OUT/${NAME}_json.tgz (JSON per run).
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -15,10 +16,12 @@ name=${NAME:-gemm_wgmma_ab}
 {
   echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}; A/B: $var in ${AB_VALUES:-1 0}"
   nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
-  echo "== test, fp8 wgmma variants ${TEST_VARIANTS:-all}"
-  SYMMOE_TEST_WGMMA_VARIANTS=${TEST_VARIANTS:-} timeout 400 \
-    tests/test_gemm_gpu --gtest_filter='*WgmmaKernelMatches*:*Bf16WgmmaKernel*' 2>&1 |
-    grep -E "^\[  (PASSED|FAILED) |^\[       OK|^\[  FAILED|Failure|rror|differ|Expected|Which" | head -30
+  if [ "${SKIP_TEST:-0}" != 1 ]; then
+    echo "== test, fp8 wgmma variants ${TEST_VARIANTS:-all}"
+    SYMMOE_TEST_WGMMA_VARIANTS=${TEST_VARIANTS:-} timeout 400 \
+      tests/test_gemm_gpu --gtest_filter='*WgmmaKernelMatches*:*Bf16WgmmaKernel*' 2>&1 |
+      grep -E "^\[  (PASSED|FAILED) |^\[       OK|^\[  FAILED|Failure|rror|differ|Expected|Which" | head -30
+  fi
   first=1
   for v in ${VARIANTS:-192:0 128:0}; do
     IFS=: read -r n ov <<<"$v"
