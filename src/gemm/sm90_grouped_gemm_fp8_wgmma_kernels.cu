@@ -17,10 +17,12 @@
 //  - warpgroup 0: the producers. kStages shared-memory stages of (128 x 128 act, 256 x 128
 //    weights, the block's 128 activation scales and 2 weight scales); stage s is refilled once
 //    both consumer warpgroups released it. One thread issues the two tensor copies; one warp
-//    copies the scales with cp.async (4 bytes each, zeros for rows past the expert's count) —
-//    the [rows, K / 128] scale layout is strided, so no tensor copy fits it — and the stage's
-//    full barrier waits for both (one expect-tx arrival + 32 cp.async arrivals);
-//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile. Default
+//    copies the scales with cp.async (4 bytes each, zeros for rows past the expert's count),
+//    and the stage's full barrier waits for both (one expect-tx arrival + 32 cp.async
+//    arrivals); or the scales come by tensor copies too (NOTE [wgmma stage scales]: measured
+//    no faster, on request only);
+//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile (single-batch tiles:
+//    NOTE [unrolled fp8 mainloop]). Default
 //    (SYMMOE_GEMM_WGMMA_OVERLAP=2, NOTE [overlapped promotion]): per 128-wide K block four
 //    column batches of 64, each four wgmma m64n64k32 into one of two partial buffers (the first
 //    overwrites), and acc += part * (activation scale of the row * weight scale of the
@@ -425,6 +427,11 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // stage scales] when kStages is a multiple of 4), and the weight-scale block boundary of a
 // 192-wide tile (column 64 or 128) a template parameter of the tile's K loop instead of a
 // per-block select. Per K block: wait, 4 wgmmas, wait for them, release the stage, promote.
+// Measured on the H200 (bench/results/gemm_wgmma_unroll_h200.log, same call, alternating
+// twice): 1.011x (128 x 192) and 1.014x (128 x 128) of the rolled loop, geometric means over
+// 12 cases; ~53 instructions per K block and consumer warp besides the FFMA (rolled: 79;
+// DeepGEMM's loop ~43), yet DeepGEMM's same tiles stay 1.14-1.37x faster: the instruction
+// count is not what separates them (bench/RESULTS.md).
 template <class Shape, int kBoundary>
 SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
                                     const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
