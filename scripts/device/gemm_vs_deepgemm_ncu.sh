@@ -4,13 +4,16 @@
 # Env: OP (gate_up), E (8), M (4096); OURS (default "256:2 192:0": TILE_N:OVERLAP variants of ours);
 # DG_SKIP (default 9: DeepGEMM launches to skip — three per config in bench order, so 9 is the 4th
 # config's first, 128x192 s4); SECTIONS.
-# SOURCE=1 adds the per-instruction counters and stall samples ($OUT/ncu_<tag>_sass.csv;
-# scripts/analysis/ncu_stalls.py summarizes one). TAR=1 packs the outputs into $OUT/ncu_vs.tar.gz
+# SOURCE=1 adds the SourceCounters section (per-instruction execution counts and warp stall
+# samples) and exports them ($OUT/ncu_<tag>_sass.csv; scripts/analysis/ncu_stalls.py
+# summarizes the stalls, ncu_opcode_mix.py the instruction mix). TAR=1 packs the outputs into $OUT/ncu_vs.tar.gz
 # (the device tool returns at most 8 files).
 # Output: $OUT/ncu_<tag>.txt per kernel and a digest of the metrics that differ in $OUT/ncu_vs.log.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
 S=${SECTIONS:-"SpeedOfLight MemoryWorkloadAnalysis ComputeWorkloadAnalysis WarpStateStats SchedulerStats InstructionStats"}
+# Stall samples need the SourceCounters section; without it the source page holds execution counts only.
+if [ "${SOURCE:-0}" = 1 ] && [[ " $S " != *" SourceCounters "* ]]; then S="$S SourceCounters"; fi
 args=()
 for s in $S; do args+=(--section "$s"); done
 bench=(tools/symmoe bench gemm --dtype fp8 --tile wgmma --op ${OP:-gate_up} --experts ${E:-8} --m ${M:-4096} --reps 1 --per-graph 1)
