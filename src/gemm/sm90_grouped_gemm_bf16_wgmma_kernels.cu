@@ -68,14 +68,11 @@ struct Bf16Consumer {
                                 const device::WaitContext& ctx) {
     const ConsumerThread me;
     const int kblocks = kblocks_of<Shape>(src);
-    const UnitWalk<Shape> walk;
     float acc[1][Shape::kBN / 2];
-    int s = 0, e_hint = 0;
+    int s = 0;
     uint32_t phase = 0;
     bool ok = true;
-    const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-    for (int u = walk.first; u < units; u += walk.stride) {
-      const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+    for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile&) {
       int held = -1;  // the stage of the K block whose wgmmas may still run
       for (int kb = 0; kb < kblocks; ++kb) {
         // A failed wait (reported; the abort flag stops the other waiters) does not leave the
@@ -91,9 +88,7 @@ struct Bf16Consumer {
       wgmma::wait<0>();
       wgmma::fence_operands(acc[0]);
       if (me.lane == 0) release_stage<Shape>(&sm.empty[held]);
-      store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
-    }
-    if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
+    });
   }
 };
 

@@ -123,12 +123,6 @@ struct WgmmaShape
                 "drain has its own fragments)");
 };
 
-// One K block's scales for this thread: the activation scales of its rows (sa_lo, sa_hi) and
-// the tile's two weight scales (w0, w1).
-struct BlockScales {
-  float sa_lo, sa_hi, w0, w1;
-};
-
 // The start of K block kb in stage s for a consumer thread: waits for the stage (once a wait
 // has failed, ok stays false and the thread goes on without waiting: NOTE [ordered wgmma
 // issue]), then its descriptors and scales (column kb % kScaleCols: NOTE [wgmma stage scales]).
@@ -142,10 +136,8 @@ SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, b
                                  int wg, int r_in_tile, int kb) {
   if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
   __syncwarp();
-  constexpr int kCols = Shape::kScaleCols, kW = Shape::kWeightScaleAt;
-  const float* sc = sm.scales + s * Shape::kScaleFloats + kb % kCols;
   return KBlock{stage_desc<Shape>(sm.a, sm.b, s, wg),
-                BlockScales{sc[kCols * r_in_tile], sc[kCols * (r_in_tile + 8)], sc[kW], sc[kW + kCols]}};
+                stage_scales<Shape>(sm.scales, s, kb % Shape::kScaleCols, r_in_tile)};
 }
 
 // The four wgmmas of one 128-wide K block into d (overwritten): this warpgroup's 64 activation
@@ -269,15 +261,12 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   const ConsumerThread me;
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   const int kblocks = kblocks_of<Shape>(src);
-  const UnitWalk<Shape> walk;
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
   float acc[kBatches][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
-  int s = 0, e_hint = 0;
+  int s = 0;
   uint32_t phase = 0;
   bool ok = true;
-  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-  for (int u = walk.first; u < units; u += walk.stride) {
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, r_in_tile);
+  for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile& tile) {
     zero(acc);
     for (int kb = 0; kb < kblocks; ++kb) {
       const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb);
@@ -300,9 +289,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
       }
       advance_stage(s, phase, kStages);
     }
-    store_tile<Shape>(acc, tile, wg, ok, map_out, sm.out, src);
-  }
-  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
+  });
   if (kHandoff != kFree && wg == 0) tma::named_sync<1>(256);
 }
 
@@ -399,14 +386,11 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
   constexpr int kBatches = Shape::kBatches, kPart = Shape::kBatchN / 2;
   const ConsumerThread me;
   const int kblocks = kblocks_of<Shape>(src);
-  const UnitWalk<Shape> walk;
   float acc[kBatches][kPart], part[2][kPart];
-  int s = 0, e_hint = 0;
+  int s = 0;
   uint32_t phase = 0;
   bool ok = true;
-  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-  for (int u = walk.first; u < units; u += walk.stride) {
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+  for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile& tile) {
     zero(acc);
     int kb = 0;
     for (; kb + Shape::kOverlap <= kblocks; kb += Shape::kOverlap) {
@@ -415,9 +399,7 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
     if constexpr (Shape::kOverlap > 1) {
       for (; kb < kblocks; ++kb) overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, ctx, tile.n0, kb, me);
     }
-    store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
-  }
-  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
+  });
 }
 
 // NOTE [unrolled fp8 mainloop]: single-batch tiles (128 x 192, 128 x 128) with the K loop
@@ -438,7 +420,6 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
                                     int kblocks, StageDesc base, int r_in_tile, int lane) {
   constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
   constexpr int kSplit = scale_split<kJ, Shape::kBatchN, 0, kBoundary>();
-  const float* my_scales = sm.scales + kCols * r_in_tile;
   for (int kb0 = 0; kb0 < kblocks; kb0 += kStages) {
     for_each_batch<kStages>([&](auto stage) {
       constexpr int j = decltype(stage)::value;
@@ -447,16 +428,14 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       bits ^= 1u << j;
       __syncwarp();
       const int col = kStages % kCols == 0 ? j % kCols : (kb0 + j) % kCols;
-      const float* sc = my_scales + j * Shape::kScaleFloats + col;
-      const float* sw = sm.scales + j * Shape::kScaleFloats + Shape::kWeightScaleAt + col;
-      const float sa_lo = sc[0], sa_hi = sc[8 * kCols], w0 = sw[0], w1 = sw[kCols];
+      const BlockScales sc = stage_scales<Shape>(sm.scales, j, col, r_in_tile);
       const StageDesc sd{base.a_lo + static_cast<uint32_t>(j * Shape::kABytes / 16),
                          base.b_lo + static_cast<uint32_t>(j * Shape::kBBytes / 16)};
       issue_block<Shape, false>(part, sd, 0);
       wgmma::wait<0>();
       wgmma::fence_operands(part);
       if (lane == 0) release_stage<Shape>(&sm.empty[j]);
-      promote<kJ, kSplit>(acc, part, sa_lo * w0, sa_hi * w0, sa_lo * w1, sa_hi * w1);
+      promote<kJ, kSplit>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
     });
   }
 }
@@ -466,24 +445,21 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
                                     const CUtensorMap* map_out, const device::WaitContext& ctx) {
   const ConsumerThread me;
   const int kblocks = kblocks_of<Shape>(src);
-  const UnitWalk<Shape> walk;
   const StageDesc base = stage_desc<Shape>(sm.a, sm.b, 0, me.wg);
   float acc[1][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
-  int e_hint = 0;
   uint32_t bits = 0;
   bool ok = true;
-  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-  for (int u = walk.first; u < units; u += walk.stride) {
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+  for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile& tile) {
     zero(acc);
-    if (Shape::kBN != 256 && tile.n0 % 128 != 0) {  // 192-wide tiles at column 64 mod 128
-      unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
-    } else {
-      unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+    // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.
+    if constexpr (Shape::kBN == 192) {
+      if (tile.n0 % 128 != 0) {
+        unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+        return;
+      }
     }
-    store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
-  }
-  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
+    unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+  });
 }
 
 // The fp8 consumers as the frame's Consumer: the overlapped mainloop, the unrolled one, or the

@@ -226,16 +226,16 @@ SYMMOE_DEVICE int kblocks_of(const GroupSource& src) {
 // NOTE [wgmma stage scales]: the fp8 recipe's scales of a stage's K block kb, in the layout
 // of TileShape::kScaleFloats, come one of two ways:
 //  - tensor copies (SYMMOE_GEMM_WGMMA_SCALES=tma, WgmmaParams::scale_maps): the activation
-//    scales [rows, K / 128]
-//    and weight scales [E * N / 128, K / 128] as 2-D float maps, boxes of 128 rows x 4 K
-//    blocks and 2 rows x 4 K blocks at (kb rounded down to a multiple of 4, tile row / weight-scale
-//    row): the producer thread issues them with the operands' copies and they complete on the
-//    same expect-tx (kScaleBytes). A box row must be 16 bytes and start 16-byte aligned in
-//    memory (measured on the H200: a box at K block 5 raises an illegal instruction), hence the
-//    4 K blocks kb & ~3 .. kb | 3 per row, of which the consumers read column kb % 4; the copies
-//    read 4x the scale bytes from L2 (2 KiB a stage beside 40-48 KiB of operands). Rows past the expert's count hold the next expert's scales (or zeros past the
-//    tensor), weight-scale rows past N the next expert's: they only meet rows and columns
-//    that are never stored. Needs K / 128 a multiple of 4 (the maps' row pitch is a multiple
+//    scales [rows, K / 128] and weight scales [E * N / 128, K / 128] as 2-D float maps, boxes
+//    of 128 rows x 4 K blocks and 2 rows x 4 K blocks at (kb rounded down to a multiple of 4,
+//    tile row / weight-scale row): the producer thread issues them with the operands' copies
+//    and they complete on the same expect-tx (kScaleBytes). A box row must be 16 bytes and
+//    start 16-byte aligned in memory (measured on the H200: a box at K block 5 raises an
+//    illegal instruction), hence the 4 K blocks kb & ~3 .. kb | 3 per row, of which the
+//    consumers read column kb % 4; the copies read 4x the scale bytes from L2 (2 KiB a stage
+//    beside 40-48 KiB of operands). Rows past the expert's count hold the next expert's
+//    scales (or zeros past the tensor), weight-scale rows past N the next expert's: they only
+//    meet rows and columns that are never stored. Needs K / 128 a multiple of 4 (the maps' row pitch is a multiple
 //    of 16 bytes) and 16-byte aligned scale tensors; launch decides;
 //  - cp.async (default, and where the maps do not fit), one float per lane of producer warp 1
 //    (zeros for rows past the expert's count and blocks past N), arriving on the stage's full
@@ -261,6 +261,22 @@ SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRo
     tma::cp_async_4(dst + Shape::kWeightScaleAt + kCols * lane + kb % kCols, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
   }
   tma::cp_async_arrive_noinc(full);
+}
+
+// One K block's scales for a consumer thread: the activation scales of its rows (sa_lo, sa_hi)
+// and the tile's two weight scales (w0, w1).
+struct BlockScales {
+  float sa_lo, sa_hi, w0, w1;
+};
+
+// Those of stage s, column col (the K block modulo kScaleCols) of NOTE [wgmma stage scales],
+// for the thread whose rows are r_in_tile and r_in_tile + 8.
+template <class Shape>
+SYMMOE_DEVICE BlockScales stage_scales(const float* scales, int s, int col, int r_in_tile) {
+  constexpr int kCols = Shape::kScaleCols;
+  const float* sc = scales + s * Shape::kScaleFloats + col;
+  return BlockScales{sc[kCols * r_in_tile], sc[kCols * (r_in_tile + 8)], sc[Shape::kWeightScaleAt],
+                     sc[Shape::kWeightScaleAt + kCols]};
 }
 
 // The scale maps of NOTE [wgmma stage scales] (unused without kScaled or scale_maps).
@@ -345,8 +361,6 @@ SYMMOE_DEVICE StageDesc stage_desc(const uint8_t* smem_a, const uint8_t* smem_b,
       __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_a + s * Shape::kABytes + wg * 64 * kBK), 0),
       __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes), 0)};
 }
-
-// One K block's scales for this thread: the activation scales of its rows (sa_lo, sa_hi) and
 
 // The descriptor of batch b's weight rows (kBatchN b .. kBatchN (b + 1) - 1) in the stage.
 template <class Shape>
@@ -507,9 +521,6 @@ SYMMOE_DEVICE void release_stage(uint64_t* empty) {
   }
 }
 
-// Consumer warpgroups: wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows r and
-// r + 8 with r = 64 wg + 16 (warp % 4) + lane / 4.
-
 // A consumer thread: warpgroup wg (0, 1) owns tile rows 64 wg .. 64 wg + 63; this thread rows
 // r_in_tile and r_in_tile + 8; the warpgroup's first thread issues its tensor stores.
 struct ConsumerThread {
@@ -521,6 +532,24 @@ struct ConsumerThread {
         r_in_tile(64 * wg + 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane / 4),
         store_leader(threadIdx.x % 128 == 0) {}
 };
+
+// The consumer warpgroups' walk over this CTA's tiles: per tile, mainloop(tile) accumulates
+// the tile into acc, and store_tile stores it (nothing once `ok` is false: a failed stage
+// wait); at the end the warpgroup's tensor stores are waited for.
+template <class Shape, class Acc, class Mainloop>
+SYMMOE_DEVICE void for_each_consumer_tile(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
+                                          const ConsumerThread& me, const CUtensorMap* map_out, const Acc& acc,
+                                          const bool& ok, Mainloop&& mainloop) {
+  const UnitWalk<Shape> walk;
+  int e_hint = 0;
+  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
+  for (int u = walk.first; u < units; u += walk.stride) {
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+    mainloop(tile);
+    store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
+  }
+  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
+}
 
 template <int kRows, int kCols>
 SYMMOE_DEVICE void zero(float (&a)[kRows][kCols]) {
