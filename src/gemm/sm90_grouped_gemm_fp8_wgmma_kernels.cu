@@ -123,9 +123,10 @@ struct WgmmaShape
                 "drain has its own fragments)");
 };
 
-// The start of K block kb in stage s for a consumer thread: waits for the stage (once a wait
-// has failed, ok stays false and the thread goes on without waiting: NOTE [ordered wgmma
-// issue]), then its descriptors and scales (column kb % kScaleCols: NOTE [wgmma stage scales]).
+// The start of K block kb in stage s for a consumer thread: waits for the stage unless a probe
+// saw it full (NOTE [probed stage wait]; once a wait has failed, ok stays false and the thread
+// goes on without waiting: NOTE [ordered wgmma issue]), then its descriptors and scales
+// (column kb % kScaleCols: NOTE [wgmma stage scales]).
 struct KBlock {
   StageDesc sd;
   BlockScales scales;
@@ -133,9 +134,8 @@ struct KBlock {
 
 template <class Shape>
 SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, bool& ok, const device::WaitContext& ctx,
-                                 int wg, int r_in_tile, int kb) {
-  if (ok) ok = tma::mbarrier_wait(&sm.full[s], phase, ctx, "gemm_stage_full", s);
-  __syncwarp();
+                                 int wg, int r_in_tile, int kb, bool probed = false) {
+  tma::wait_unless_probed(probed, &sm.full[s], phase, ok, ctx, "gemm_stage_full", s);
   return KBlock{stage_desc<Shape>(sm.a, sm.b, s, wg),
                 stage_scales<Shape>(sm.scales, s, kb % Shape::kScaleCols, r_in_tile)};
 }
@@ -331,11 +331,13 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
 
 // kN K blocks (kb0 .. kb0 + kN - 1) from stage s on, as one overlapped batch sequence (NOTE
 // [overlapped promotion]).
+// `probed`: on entry, whether K block kb0's stage was seen full; on return, whether the next
+// K block's was (NOTE [probed stage wait]: probed before the promotion that precedes its wait).
 template <class Shape, int kN>
 SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatchN / 2],
                                       float (&part)[2][Shape::kBatchN / 2], const Smem<Shape>& sm, int& s,
-                                      uint32_t& phase, bool& ok, const device::WaitContext& ctx, int64_t n0,
-                                      int kb0, const ConsumerThread& me) {
+                                      uint32_t& phase, bool& ok, bool& probed, const device::WaitContext& ctx,
+                                      int64_t n0, int kb0, const ConsumerThread& me) {
   constexpr int kBatches = Shape::kBatches;
   const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
   int stage[kN] = {};
@@ -358,7 +360,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
     constexpr int kSet = kSets == 1 ? 0 : kJ;
     if constexpr (kB == 0) {
       stage[kJ] = s;
-      blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb0 + kJ);
+      blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb0 + kJ, probed);
       if constexpr (Shape::kARegs && !kLateFrags) load_a_frags<Shape>(a_frag[kSet], sm.a, s, wg);
     }
     if constexpr (Shape::kARegs && !(kLateFrags && kB == 0)) {
@@ -370,6 +372,8 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
     if constexpr (kSlot > 0) {
       wgmma::wait<1>();
       wgmma::fence_operands(part[(kSlot + 1) % 2]);
+      // The promotion below is the last one before K block kJ + 1's wait.
+      if constexpr (kB == kBatches - 1 && kJ + 1 < kN) probed = tma::mbarrier_probe(&sm.full[s], phase);
       if constexpr (kLateFrags && kB == 0) load_a_frags<Shape>(a_frag[0], sm.a, stage[kJ], wg);
       promote_slot(std::integral_constant<int, kSlot - 1>{});
     }
@@ -377,6 +381,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
   constexpr int kLast = kN * kBatches - 1;
   wgmma::wait<0>();
   wgmma::fence_operands(part[kLast % 2]);
+  probed = tma::mbarrier_probe(&sm.full[s], phase);  // the next K block, in this tile or the next
   promote_slot(std::integral_constant<int, kLast>{});
 }
 
@@ -390,14 +395,19 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
   int s = 0;
   uint32_t phase = 0;
   bool ok = true;
+  // Carried across tiles: the ring runs on from tile to tile, and a phase seen complete stays
+  // complete until this warpgroup releases the stage.
+  bool probed = false;
   for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile& tile) {
     zero(acc);
     int kb = 0;
     for (; kb + Shape::kOverlap <= kblocks; kb += Shape::kOverlap) {
-      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, ctx, tile.n0, kb, me);
+      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, probed, ctx, tile.n0, kb, me);
     }
     if constexpr (Shape::kOverlap > 1) {
-      for (; kb < kblocks; ++kb) overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, ctx, tile.n0, kb, me);
+      for (; kb < kblocks; ++kb) {
+        overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, probed, ctx, tile.n0, kb, me);
+      }
     }
   });
 }
@@ -408,7 +418,8 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // once per kernel), its scales a fixed offset from this thread's (column j % 4 of NOTE [wgmma
 // stage scales] when kStages is a multiple of 4), and the weight-scale block boundary of a
 // 192-wide tile (column 64 or 128) a template parameter of the tile's K loop instead of a
-// per-block select. Per K block: wait, 4 wgmmas, wait for them, release the stage, promote.
+// per-block select. Per K block: wait (unless probed), 4 wgmmas, wait for them, release the stage,
+// probe the next stage (NOTE [probed stage wait]), promote.
 // Measured on the H200 (bench/results/gemm_wgmma_unroll_h200.log, same call, alternating
 // twice): 1.011x (128 x 192) and 1.014x (128 x 128) of the rolled loop, geometric means over
 // 12 cases; ~53 instructions per K block and consumer warp besides the FFMA (rolled: 79;
@@ -420,13 +431,13 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
                                     int kblocks, StageDesc base, int r_in_tile, int lane) {
   constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
   constexpr int kSplit = scale_split<kJ, Shape::kBatchN, 0, kBoundary>();
+  bool probed = false;  // stage j's full barrier seen complete (NOTE [probed stage wait])
   for (int kb0 = 0; kb0 < kblocks; kb0 += kStages) {
     for_each_batch<kStages>([&](auto stage) {
-      constexpr int j = decltype(stage)::value;
+      constexpr int j = decltype(stage)::value, kNext = (j + 1) % kStages;
       if (kb0 + j >= kblocks) return;  // the tile's last K blocks (warp-uniform)
-      if (ok) ok = tma::mbarrier_wait(&sm.full[j], (bits >> j) & 1u, ctx, "gemm_stage_full", j);
+      tma::wait_unless_probed(probed, &sm.full[j], (bits >> j) & 1u, ok, ctx, "gemm_stage_full", j);
       bits ^= 1u << j;
-      __syncwarp();
       const int col = kStages % kCols == 0 ? j % kCols : (kb0 + j) % kCols;
       const BlockScales sc = stage_scales<Shape>(sm.scales, j, col, r_in_tile);
       const StageDesc sd{base.a_lo + static_cast<uint32_t>(j * Shape::kABytes / 16),
@@ -435,6 +446,9 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       wgmma::wait<0>();
       wgmma::fence_operands(part);
       if (lane == 0) release_stage<Shape>(&sm.empty[j]);
+      // The next K block's stage (kNext, whose parity bit is current; past the tile's last K
+      // block the result is dropped: every tile starts unprobed).
+      probed = tma::mbarrier_probe(&sm.full[kNext], (bits >> kNext) & 1u);
       promote<kJ, kSplit>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
     });
   }

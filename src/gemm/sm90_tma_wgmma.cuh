@@ -137,6 +137,25 @@ SYMMOE_DEVICE bool mbarrier_wait(uint64_t* bar, uint32_t parity, const device::W
       [](uint64_t done) { return done != 0; });
 }
 
+// NOTE [probed stage wait]: a consumer tests the next stage's full barrier once (mbarrier_probe,
+// no loop) right after its current K block's wgmmas are done, before it promotes them, and
+// enters the bounded wait before that next K block only if the test failed (wait_unless_probed).
+// The test's latency (a long-scoreboard round trip) then runs under the promotion's FFMAs
+// instead of between them and the next wgmma, where the other warpgroup's wgmmas are all that
+// keeps the tensor pipe busy. A test has no side effect; a stale or unused one costs nothing.
+SYMMOE_DEVICE bool mbarrier_probe(uint64_t* bar, uint32_t parity) { return device::bulk::mbarrier_try_wait(bar, parity); }
+
+// The wait of NOTE [probed stage wait]: nothing if `probed` (the phase was seen complete), else
+// mbarrier_wait while `ok` (cleared on timeout or abort), then the warp reconverges before the
+// .aligned wgmma instructions that follow.
+SYMMOE_DEVICE void wait_unless_probed(bool probed, uint64_t* bar, uint32_t parity, bool& ok,
+                                      const device::WaitContext& ctx, const char* site, uint32_t stage) {
+  if (!probed) {
+    if (ok) ok = mbarrier_wait(bar, parity, ctx, site, stage);
+    __syncwarp();
+  }
+}
+
 // Warpgroup register budgets (every warp of the warpgroup executes it).
 template <int kRegs>
 SYMMOE_DEVICE void regs_dec() {

@@ -143,34 +143,33 @@ double element_value(const HostCase& c, const std::vector<uint8_t>& v, size_t i,
   return static_cast<double>(device::fp8_e4m3_to_float(v[i])) * scale;
 }
 
-// Compares against the reference: rows of an expert within the bound (exact when `integers`),
-// every other row still poisoned. The bound: one bf16 rounding plus the accumulators'
-// precision, |gpu - ref| <= 2^-8 |ref| + eps * sum_k |a_k b_k|, eps = 2^-9 for fp8 (wgmma's fp8
-// accumulation keeps fewer bits than fp32; per-128-K promotion bounds its reach) and 2^-16 for
-// bf16.
-void expect_matches(const HostCase& c, const std::vector<uint16_t>& got, bool integers, const std::string& what) {
-  std::vector<uint16_t> ref_out(got.size(), kPoison);
+// The reference of a HostCase, computed once and compared against any number of outputs:
+// bf16 output (kPoison outside the experts' rows), the exact products and the per-element
+// bound of expect_matches, and which rows belong to an expert.
+struct Expected {
+  std::vector<uint16_t> out;
+  std::vector<double> exact, bound;
+  std::vector<char> used;
+};
+
+// The bound: one bf16 rounding plus the accumulators' precision, |gpu - ref| <= 2^-8 |ref| +
+// eps * sum_k |a_k b_k|, eps = 2^-9 for fp8 (wgmma's fp8 accumulation keeps fewer bits than
+// fp32; per-128-K promotion bounds its reach) and 2^-16 for bf16.
+Expected expected_of(const HostCase& c) {
+  Expected x;
+  x.out.assign(static_cast<size_t>(c.rows) * c.n, kPoison);
   const GroupedGemmProblem hp = c.problem(c.act.data(), c.act_scales.data(), c.weights.data(),
-                                          c.weight_scales.data(), c.offsets.data(), c.counts.data(), ref_out.data());
-  std::vector<double> exact;
-  reference::grouped_gemm_reference(hp, &exact);
-  std::vector<char> used(static_cast<size_t>(c.rows), 0);
+                                          c.weight_scales.data(), c.offsets.data(), c.counts.data(), x.out.data());
+  reference::grouped_gemm_reference(hp, &x.exact);
+  x.bound.assign(x.out.size(), 0.0);
+  x.used.assign(static_cast<size_t>(c.rows), 0);
   const double eps = c.dtype == GemmDtype::kFP8E4M3 ? std::ldexp(1.0, -9) : std::ldexp(1.0, -16);
   const int kb = c.k / 128, nb = c.n / 128;
-  int bad = 0;
   for (int e = 0; e < c.experts; ++e) {
     const int64_t row0 = c.layout == GroupedLayout::kContiguous ? c.offsets[e] : int64_t{e} * c.max_m;
     for (int64_t r = row0; r < row0 + c.counts[e]; ++r) {
-      used[r] = 1;
+      x.used[r] = 1;
       for (int n = 0; n < c.n; ++n) {
-        const size_t o = static_cast<size_t>(r) * c.n + n;
-        if (integers) {
-          if (got[o] != ref_out[o] && bad++ < 5) {
-            ADD_FAILURE() << what << ": expert " << e << " row " << r << " col " << n << ": got bf16 0x" << std::hex
-                          << got[o] << ", reference 0x" << ref_out[o] << std::dec;
-          }
-          continue;
-        }
         double abs_sum = 0;
         for (int k = 0; k < c.k; ++k) {
           const float sa = c.dtype == GemmDtype::kFP8E4M3 ? c.act_scales[r * kb + k / 128] : 1.f;
@@ -180,24 +179,44 @@ void expect_matches(const HostCase& c, const std::vector<uint16_t>& got, bool in
           abs_sum += std::fabs(element_value(c, c.act, static_cast<size_t>(r) * c.k + k, sa) *
                                element_value(c, c.weights, (static_cast<size_t>(e) * c.n + n) * c.k + k, sb));
         }
+        const size_t o = static_cast<size_t>(r) * c.n + n;
+        x.bound[o] = std::ldexp(std::fabs(x.exact[o]), -8) + eps * abs_sum;
+      }
+    }
+  }
+  return x;
+}
+
+// Compares against the reference: rows of an expert within the bound (bit-exact when
+// `integers`), every other row still poisoned.
+void expect_matches(const HostCase& c, const Expected& x, const std::vector<uint16_t>& got, bool integers,
+                    const std::string& what) {
+  ASSERT_EQ(got.size(), x.out.size()) << what;
+  int bad = 0;
+  for (int64_t r = 0; r < c.rows; ++r) {
+    for (int n = 0; n < c.n; ++n) {
+      const size_t o = static_cast<size_t>(r) * c.n + n;
+      if (!x.used[r]) {
+        if (got[o] != kPoison && bad++ < 5) ADD_FAILURE() << what << ": row " << r << " belongs to no expert but was written";
+      } else if (integers) {
+        if (got[o] != x.out[o] && bad++ < 5) {
+          ADD_FAILURE() << what << ": row " << r << " col " << n << ": got bf16 0x" << std::hex << got[o]
+                        << ", reference 0x" << x.out[o] << std::dec;
+        }
+      } else {
         const double g = bf16_bits_to_float(got[o]);
-        const double bound = std::ldexp(std::fabs(exact[o]), -8) + eps * abs_sum;
-        if (!(std::fabs(g - exact[o]) <= bound) && bad++ < 5) {
-          ADD_FAILURE() << what << ": expert " << e << " row " << r << " col " << n << ": got " << g
-                        << ", exact " << exact[o] << ", bound " << bound;
+        if (!(std::fabs(g - x.exact[o]) <= x.bound[o]) && bad++ < 5) {
+          ADD_FAILURE() << what << ": row " << r << " col " << n << ": got " << g << ", exact " << x.exact[o]
+                        << ", bound " << x.bound[o];
         }
       }
     }
   }
-  for (int64_t r = 0; r < c.rows; ++r) {
-    if (used[r]) continue;
-    for (int n = 0; n < c.n; ++n) {
-      if (got[static_cast<size_t>(r) * c.n + n] != kPoison && bad++ < 5) {
-        ADD_FAILURE() << what << ": row " << r << " belongs to no expert but was written";
-      }
-    }
-  }
   EXPECT_EQ(bad, 0) << what;
+}
+
+void expect_matches(const HostCase& c, const std::vector<uint16_t>& got, bool integers, const std::string& what) {
+  expect_matches(c, expected_of(c), got, integers, what);
 }
 
 struct Gpu {
@@ -481,14 +500,16 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
     const VariantEnv env(v);
     return run(g, c, GemmTile::kWgmma, budget);
   };
-  auto check_all = [&](const HostCase& c, runtime::SmBudget budget, bool integers, const std::string& what) {
+  // The reference once per case (x), for every variant and budget.
+  auto check_all = [&](const HostCase& c, const Expected& x, runtime::SmBudget budget, bool integers,
+                       const std::string& what) {
     const std::vector<uint16_t> base = run_variant(variants[0], c, budget);
-    expect_matches(c, base, integers, label(variants[0]) + what);
+    expect_matches(c, x, base, integers, label(variants[0]) + what);
     for (size_t i = 1; i < std::size(variants); ++i) {
       if (!selected(i)) continue;
       const std::vector<uint16_t> got = run_variant(variants[i], c, budget);
       if (std::string(variants[i].tile_n) != variants[0].tile_n || std::string(variants[i].overlap) != "0") {
-        expect_matches(c, got, integers, label(variants[i]) + what);
+        expect_matches(c, x, got, integers, label(variants[i]) + what);
         continue;
       }
       size_t diff = 0;
@@ -500,15 +521,17 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   uint64_t seed = 500;
   for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
     const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 6, 256, 1792, 300, false, seed++);
-    check_all(c, {}, false, std::string(name(layout)) + " K 1792");
-    check_all(c, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " K 1792 on 3 SMs");
+    const Expected xc = expected_of(c);
+    check_all(c, xc, {}, false, std::string(name(layout)) + " K 1792");
+    check_all(c, xc, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " K 1792 on 3 SMs");
     const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 384, 140, false, seed++);
-    check_all(many, {}, false, std::string(name(layout)) + " 40 experts");
+    check_all(many, expected_of(many), {}, false, std::string(name(layout)) + " 40 experts");
     const HostCase scale_copies = make_case(GemmDtype::kFP8E4M3, layout, 6, 384, 2560, 300, false, seed++);
-    check_all(scale_copies, runtime::SmBudget{4, 0}, false, std::string(name(layout)) + " K 2560 N 384 on 4 SMs");
+    check_all(scale_copies, expected_of(scale_copies), runtime::SmBudget{4, 0}, false,
+              std::string(name(layout)) + " K 2560 N 384 on 4 SMs");
   }
   const HostCase exact = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kMasked, 3, 384, 1024, 260, true, 43);
-  check_all(exact, runtime::SmBudget{5, 0}, true, "integers on 5 SMs");
+  check_all(exact, expected_of(exact), runtime::SmBudget{5, 0}, true, "integers on 5 SMs");
 
   HostCase bad = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 44);
   for (size_t i = 0; i < std::size(variants); ++i) {
@@ -537,23 +560,36 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   };
   const Variant variants[] = {{"tma", "1", "3"},    {"direct", "1", "3"}, {"tma", "2", "3"}, {"direct", "2", "3"},
                               {"tma", "4", "3"},    {"direct", "4", "3"}, {"tma", "1", "4"}};
+  // The cases and their references once, for every variant.
+  struct Case {
+    HostCase c;
+    Expected x;
+    runtime::SmBudget budget;
+    bool integers;
+    std::string what;
+  };
+  std::vector<Case> cases;
+  auto add = [&](HostCase c, runtime::SmBudget budget, bool integers, std::string what) {
+    Expected x = expected_of(c);
+    cases.push_back(Case{std::move(c), std::move(x), budget, integers, std::move(what)});
+  };
+  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+    const HostCase odd = make_case(GemmDtype::kBF16, layout, 6, 328, 1000, 300, false, seed++);
+    add(odd, {}, false, std::string(name(layout)) + " N 328 K 1000");
+    add(odd, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " N 328 K 1000 on 3 SMs");
+    add(make_case(GemmDtype::kBF16, layout, 40, 256, 200, 140, false, seed++), {}, false,
+        std::string(name(layout)) + " 40 experts K 200");
+    add(make_case(GemmDtype::kBF16, layout, 3, 512, 24, 129, false, seed++), {}, false,
+        std::string(name(layout)) + " K 24");
+  }
+  add(make_case(GemmDtype::kBF16, GroupedLayout::kMasked, 3, 384, 1088, 260, true, 45), runtime::SmBudget{5, 0}, true,
+      "integers on 5 SMs");
   for (const auto& [epilogue, cluster, stages] : variants) {
     const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
     const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", cluster);
     const test::EnvGuard env_stages("SYMMOE_GEMM_WGMMA_STAGES", stages);
     const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ", " + stages + " stages: ";
-    for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
-      const std::string what = ep + name(layout);
-      const HostCase odd = make_case(GemmDtype::kBF16, layout, 6, 328, 1000, 300, false, seed++);
-      expect_matches(odd, run(g, odd, GemmTile::kWgmma), false, what + " N 328 K 1000");
-      expect_matches(odd, run(g, odd, GemmTile::kWgmma, runtime::SmBudget{3, 0}), false, what + " on 3 SMs");
-      const HostCase many = make_case(GemmDtype::kBF16, layout, 40, 256, 200, 140, false, seed++);
-      expect_matches(many, run(g, many, GemmTile::kWgmma), false, what + " 40 experts K 200");
-      const HostCase small_k = make_case(GemmDtype::kBF16, layout, 3, 512, 24, 129, false, seed++);
-      expect_matches(small_k, run(g, small_k, GemmTile::kWgmma), false, what + " K 24");
-    }
-    const HostCase exact = make_case(GemmDtype::kBF16, GroupedLayout::kMasked, 3, 384, 1088, 260, true, 45);
-    expect_matches(exact, run(g, exact, GemmTile::kWgmma, runtime::SmBudget{5, 0}), true, ep + "integers on 5 SMs");
+    for (const Case& k : cases) expect_matches(k.c, k.x, run(g, k.c, GemmTile::kWgmma, k.budget), k.integers, ep + k.what);
     HostCase bad = make_case(GemmDtype::kBF16, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 46);
     SCOPED_TRACE(ep);
     expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
