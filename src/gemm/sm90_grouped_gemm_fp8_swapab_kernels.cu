@@ -119,6 +119,11 @@ struct Shape {
       kStages * (kWBytes + kABytes + 4 * kScaleFloats) + 4 * kRedFloats + 3 * 8 * kStages;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 8 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 8) / 16; }
+  // Stages one step (item) takes for K = k: its K blocks in stage-sized groups, the last
+  // group possibly running past K.
+  static constexpr SYMMOE_DEVICE int stages_per_step(int64_t k) {
+    return static_cast<int>((k / kKBlock + kStageBlocks - 1) / kStageBlocks);
+  }
   static_assert(kT == 8 || kT == 16 || kT == 32 || kT == 64, "wgmma N of 8, 16, 32 or 64");
   static_assert(kABlockBytes % 1024 == 0, "activation tiles keep the 1024-byte swizzle period");
   static_assert(kD == 1 || kD == 2 || kD == 4, "1, 2 or 4 K blocks per stage");
@@ -276,7 +281,7 @@ SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, 
                            const Smem<S>& sm, const Schedule& sched, const device::WaitContext& ctx) {
   const int lane = threadIdx.x % 32;
   const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
-  const int kstages = (kblocks + S::kStageBlocks - 1) / S::kStageBlocks;  // stages per step; the last may run past K
+  const int kstages = S::stages_per_step(src.k);
   const int64_t total = sm.items_start[src.groups];
   const bool dynamic = sched.dynamic(total);
   ItemRange range(total);
@@ -391,8 +396,8 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
   constexpr int kT = S::kT, kJ = kT / 8;
   const int wg = static_cast<int>(threadIdx.x / 128) - 1, warp_in_wg = static_cast<int>(threadIdx.x / 32 % 4);
   const int lane = static_cast<int>(threadIdx.x % 32), g = lane / 4, t = lane % 4;
-  const int kblocks = src.k / kKBlock, blocks_per_pass = src.n / kItemRows;
-  const int kstages = (kblocks + S::kStageBlocks - 1) / S::kStageBlocks;
+  const int blocks_per_pass = src.n / kItemRows;
+  const int kstages = S::stages_per_step(src.k);
   auto* out = static_cast<__nv_bfloat16*>(src.out);
   float acc[kT / 2], part[kT / 2];
   int s = 0;
@@ -490,7 +495,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
 // trace]: row tables built 3-4.5 us after the previous launch's end instead of 1.4-2.5).
 template <class S>
 SYMMOE_DEVICE void prefetch_first_stages(const CUtensorMap& map_w, const GroupSource& src, const FirstGuess& g) {
-  const int kstages = (src.k / kKBlock + S::kStageBlocks - 1) / S::kStageBlocks;
+  const int kstages = S::stages_per_step(src.k);
   for (int q = 0; q < S::kStages; ++q) {
     const bool second = q >= kstages;
     const int ks = second ? q - kstages : q;
