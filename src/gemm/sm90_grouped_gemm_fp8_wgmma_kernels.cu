@@ -425,8 +425,11 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // Measured on the H200 (bench/results/gemm_wgmma_unroll_h200.log, same call, alternating
 // twice): 1.011x (128 x 192) and 1.014x (128 x 128) of the rolled loop, geometric means over
 // 12 cases; ~53 instructions per K block and consumer warp besides the FFMA (rolled: 79;
-// DeepGEMM's loop ~43), yet DeepGEMM's same tiles stay 1.14-1.37x faster: the instruction
-// count is not what separates them (bench/RESULTS.md).
+// DeepGEMM's loop ~43). What separated it from DeepGEMM's same tiles was latency between a
+// K block's promotion and the next wgmma issue, not instruction count: the stage wait's
+// try-wait and the end-of-tile test sat there (stall samples, bench/RESULTS.md); with the
+// probe and the full rounds 128 x 192 went from 1.14-1.37x behind DeepGEMM's best config to
+// 0.89-1.02x of it at gate/up (down over 8 experts still 0.65-0.91x).
 template <class Shape, int kBoundary>
 SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
                                     const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
