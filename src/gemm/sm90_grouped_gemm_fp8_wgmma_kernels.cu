@@ -437,8 +437,8 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
   constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
   constexpr int kSplit = scale_split<kJ, Shape::kBatchN, 0, kBoundary>();
   bool probed = false;  // stage j's full barrier seen complete (NOTE [probed stage wait])
-  // One round: kStages K blocks from kb0 on; kTail: the tile's last, partial round (the K
-  // blocks from kblocks on skipped, warp-uniform). Full rounds carry no such test.
+  // One round: kStages K blocks from kb0 on; tail (std::true_type): the tile's last, partial
+  // round (the K blocks from kblocks on skipped, warp-uniform). Full rounds carry no such test.
   auto round = [&](int kb0, auto tail) {
     for_each_batch<kStages>([&](auto stage) {
       constexpr int j = decltype(stage)::value, kNext = (j + 1) % kStages;
