@@ -1,42 +1,75 @@
 #!/usr/bin/env python3
 """Per-case means and the geometric-mean ratio of an A/B log from scripts/device/gemm_wgmma_ab.sh.
 
-Usage: ab_ratio.py LOG  — prints, per tile variant, each case's TFLOPS under every value of the
-A/B setting (one column per round) and the ratio of each value's mean to the first value's.
+Usage: ab_ratio.py LOG [--across]
+  default: per tile variant (TILE_N:OVERLAP), each case's TFLOPS under every value of the A/B
+           setting (one column per round) and the ratio of each value's mean to the first value's;
+  --across: per A/B value, the tile variants side by side, each variant's mean against the first
+           variant's in the log (e.g. VARIANTS="256:2 192:0": is the 192-wide tile faster, case by
+           case, in the same call).
 """
+import argparse
 import collections
 import math
 import re
-import sys
 
 
-def main(path):
-    runs = collections.defaultdict(list)  # (variant, value, op, experts, m) -> [TFLOPS per round]
-    values, cur = [], None
+def parse(path):
+    """(variant, value, op, experts, m) -> [TFLOPS per round], with values and variants in log order."""
+    runs = collections.defaultdict(list)
+    values, variants, cur = [], [], None
     for line in open(path):
         m = re.match(r"== bench (n\d+ v\d) \S+?=(\S+) round", line)
         if m:
             cur = (m[1], m[2])
             if m[2] not in values:
                 values.append(m[2])
+            if m[1] not in variants:
+                variants.append(m[1])
             continue
         f = line.split()
         if cur and len(f) > 8 and f[0] in ("gate_up", "down"):
             runs[cur + (f[0], int(f[2]), int(f[3]))].append(float(f[8]))
-    for variant in sorted({k[0] for k in runs}):
-        print(f"== {variant}: TFLOPS per round for values {values}; ratio = mean / mean of {values[0]}")
-        logs = collections.defaultdict(list)
-        for case in sorted({k[2:] for k in runs if k[0] == variant}):
-            base = runs[(variant, values[0]) + case]
-            cells = []
-            for v in values:
-                got = runs[(variant, v) + case]
-                r = (sum(got) / len(got)) / (sum(base) / len(base))
-                logs[v].append(math.log(r))
-                cells.append("/".join(f"{x:.0f}" for x in got) + f" ({r:.3f})")
-            print(f"  {case[0]:8s} {case[1]:3d} x {case[2]:5d}  " + "  ".join(cells))
-        print("  geomean " + "  ".join(f"{v}: {math.exp(sum(l) / len(l)):.3f}" for v, l in logs.items()))
+    return runs, values, variants
+
+
+def table(title, columns, key_of, cases, runs):
+    """Prints one block: a row per case, a column per entry of `columns` (key_of(column, case)
+    names its runs), each with its rounds and its mean's ratio to the first column's."""
+    print(title)
+    logs = collections.defaultdict(list)
+    for case in cases:
+        base = runs[key_of(columns[0], case)]
+        cells = []
+        for c in columns:
+            got = runs[key_of(c, case)]
+            if not got or not base:
+                cells.append("-")
+                continue
+            r = (sum(got) / len(got)) / (sum(base) / len(base))
+            logs[c].append(math.log(r))
+            cells.append("/".join(f"{x:.0f}" for x in got) + f" ({r:.3f})")
+        print(f"  {case[0]:8s} {case[1]:3d} x {case[2]:5d}  " + "  ".join(cells))
+    print("  geomean " + "  ".join(f"{c}: {math.exp(sum(l) / len(l)):.3f}" for c, l in logs.items() if l))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("log")
+    ap.add_argument("--across", action="store_true", help="compare the tile variants per A/B value")
+    args = ap.parse_args()
+    runs, values, variants = parse(args.log)
+    all_cases = sorted({k[2:] for k in runs})
+    if args.across:
+        for v in values:
+            table(f"== {v}: TFLOPS per round for variants {variants}; ratio = mean / mean of {variants[0]}",
+                  variants, lambda var, case, v=v: (var, v) + case, all_cases, runs)
+        return
+    for variant in variants:
+        cases = sorted({k[2:] for k in runs if k[0] == variant})
+        table(f"== {variant}: TFLOPS per round for values {values}; ratio = mean / mean of {values[0]}",
+              values, lambda val, case, variant=variant: (variant, val) + case, cases, runs)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()
