@@ -145,11 +145,11 @@ double element_value(const HostCase& c, const std::vector<uint8_t>& v, size_t i,
 
 // The reference of a HostCase, computed once and compared against any number of outputs:
 // bf16 output (kPoison outside the experts' rows), the exact products and the per-element
-// bound of expect_matches, and which rows belong to an expert.
+// bound of expect_matches, and each row's expert (-1: none).
 struct Expected {
   std::vector<uint16_t> out;
   std::vector<double> exact, bound;
-  std::vector<char> used;
+  std::vector<int> expert;
 };
 
 // The bound: one bf16 rounding plus the accumulators' precision, |gpu - ref| <= 2^-8 |ref| +
@@ -162,13 +162,13 @@ Expected expected_of(const HostCase& c) {
                                           c.weight_scales.data(), c.offsets.data(), c.counts.data(), x.out.data());
   reference::grouped_gemm_reference(hp, &x.exact);
   x.bound.assign(x.out.size(), 0.0);
-  x.used.assign(static_cast<size_t>(c.rows), 0);
+  x.expert.assign(static_cast<size_t>(c.rows), -1);
   const double eps = c.dtype == GemmDtype::kFP8E4M3 ? std::ldexp(1.0, -9) : std::ldexp(1.0, -16);
   const int kb = c.k / 128, nb = c.n / 128;
   for (int e = 0; e < c.experts; ++e) {
     const int64_t row0 = c.layout == GroupedLayout::kContiguous ? c.offsets[e] : int64_t{e} * c.max_m;
     for (int64_t r = row0; r < row0 + c.counts[e]; ++r) {
-      x.used[r] = 1;
+      x.expert[r] = e;
       for (int n = 0; n < c.n; ++n) {
         double abs_sum = 0;
         for (int k = 0; k < c.k; ++k) {
@@ -196,18 +196,19 @@ void expect_matches(const HostCase& c, const Expected& x, const std::vector<uint
   for (int64_t r = 0; r < c.rows; ++r) {
     for (int n = 0; n < c.n; ++n) {
       const size_t o = static_cast<size_t>(r) * c.n + n;
-      if (!x.used[r]) {
+      const int e = x.expert[r];
+      if (e < 0) {
         if (got[o] != kPoison && bad++ < 5) ADD_FAILURE() << what << ": row " << r << " belongs to no expert but was written";
       } else if (integers) {
         if (got[o] != x.out[o] && bad++ < 5) {
-          ADD_FAILURE() << what << ": row " << r << " col " << n << ": got bf16 0x" << std::hex << got[o]
-                        << ", reference 0x" << x.out[o] << std::dec;
+          ADD_FAILURE() << what << ": expert " << e << " row " << r << " col " << n << ": got bf16 0x" << std::hex
+                        << got[o] << ", reference 0x" << x.out[o] << std::dec;
         }
       } else {
         const double g = bf16_bits_to_float(got[o]);
         if (!(std::fabs(g - x.exact[o]) <= x.bound[o]) && bad++ < 5) {
-          ADD_FAILURE() << what << ": row " << r << " col " << n << ": got " << g << ", exact " << x.exact[o]
-                        << ", bound " << x.bound[o];
+          ADD_FAILURE() << what << ": expert " << e << " row " << r << " col " << n << ": got " << g << ", exact "
+                        << x.exact[o] << ", bound " << x.bound[o];
         }
       }
     }
@@ -562,36 +563,41 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   };
   const Variant variants[] = {{"tma", "1", "3"},    {"direct", "1", "3"}, {"tma", "2", "3"}, {"direct", "2", "3"},
                               {"tma", "4", "3"},    {"direct", "4", "3"}, {"tma", "1", "4"}};
-  // The cases and their references once, for every variant.
+  // The cases and their references once, for every variant (each case under each of its budgets;
+  // 0 SMs: every SM).
   struct Case {
     HostCase c;
     Expected x;
-    runtime::SmBudget budget;
+    std::vector<int> sms;
     bool integers;
     std::string what;
   };
   std::vector<Case> cases;
-  auto add = [&](HostCase c, runtime::SmBudget budget, bool integers, std::string what) {
+  auto add = [&](HostCase c, std::vector<int> sms, bool integers, std::string what) {
     Expected x = expected_of(c);
-    cases.push_back(Case{std::move(c), std::move(x), budget, integers, std::move(what)});
+    cases.push_back(Case{std::move(c), std::move(x), std::move(sms), integers, std::move(what)});
   };
   for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
-    const HostCase odd = make_case(GemmDtype::kBF16, layout, 6, 328, 1000, 300, false, seed++);
-    add(odd, {}, false, std::string(name(layout)) + " N 328 K 1000");
-    add(odd, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " N 328 K 1000 on 3 SMs");
-    add(make_case(GemmDtype::kBF16, layout, 40, 256, 200, 140, false, seed++), {}, false,
+    add(make_case(GemmDtype::kBF16, layout, 6, 328, 1000, 300, false, seed++), {0, 3}, false,
+        std::string(name(layout)) + " N 328 K 1000");
+    add(make_case(GemmDtype::kBF16, layout, 40, 256, 200, 140, false, seed++), {0}, false,
         std::string(name(layout)) + " 40 experts K 200");
-    add(make_case(GemmDtype::kBF16, layout, 3, 512, 24, 129, false, seed++), {}, false,
+    add(make_case(GemmDtype::kBF16, layout, 3, 512, 24, 129, false, seed++), {0}, false,
         std::string(name(layout)) + " K 24");
   }
-  add(make_case(GemmDtype::kBF16, GroupedLayout::kMasked, 3, 384, 1088, 260, true, 45), runtime::SmBudget{5, 0}, true,
-      "integers on 5 SMs");
+  add(make_case(GemmDtype::kBF16, GroupedLayout::kMasked, 3, 384, 1088, 260, true, 45), {5}, true, "integers");
   for (const auto& [epilogue, cluster, stages] : variants) {
     const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
     const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", cluster);
     const test::EnvGuard env_stages("SYMMOE_GEMM_WGMMA_STAGES", stages);
     const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ", " + stages + " stages: ";
-    for (const Case& k : cases) expect_matches(k.c, k.x, run(g, k.c, GemmTile::kWgmma, k.budget), k.integers, ep + k.what);
+    for (const Case& k : cases) {
+      for (const int sms : k.sms) {
+        const std::string on = sms == 0 ? "" : " on " + std::to_string(sms) + " SMs";
+        const runtime::SmBudget budget = sms == 0 ? runtime::SmBudget{} : runtime::SmBudget{sms, 0};
+        expect_matches(k.c, k.x, run(g, k.c, GemmTile::kWgmma, budget), k.integers, ep + k.what + on);
+      }
+    }
     HostCase bad = make_case(GemmDtype::kBF16, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 46);
     SCOPED_TRACE(ep);
     expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
