@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Per-case means and the geometric-mean ratio of an A/B log from scripts/device/gemm_wgmma_ab.sh.
+"""Per-case means and the geometric-mean ratio of an A/B log from scripts/device/gemm_wgmma_ab.sh
+or scripts/device/gemm_wgmma_env_ab.sh (its "== <tag> round <r>" sections: one value per tag).
 
 Usage: ab_ratio.py LOG [--across]
   default: per tile variant (TILE_N:OVERLAP), each case's TFLOPS under every value of the A/B
@@ -19,13 +20,13 @@ def parse(path):
     runs = collections.defaultdict(list)
     values, variants, cur = [], [], None
     for line in open(path):
-        m = re.match(r"== bench (n\d+ v\d) \S+?=(\S+) round", line)
+        m = re.match(r"== bench (n\d+ v\d) \S+?=(\S+) round", line) or re.match(r"== ()(\S+) round \d+$", line)
         if m:
-            cur = (m[1], m[2])
+            cur = (m[1] or "env", m[2])
             if m[2] not in values:
                 values.append(m[2])
-            if m[1] not in variants:
-                variants.append(m[1])
+            if cur[0] not in variants:
+                variants.append(cur[0])
             continue
         f = line.split()
         if cur and len(f) > 8 and f[0] in ("gate_up", "down"):

@@ -56,16 +56,17 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): the two consumer warpgroups take "
        "turns with their wgmma batches (the turn passes when all but the last wgmma of a batch "
        "are done) instead of issuing as they become ready."},
-      {"SYMMOE_GEMM_WGMMA_OVERLAP", Type::kInt, "2",
-       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): 1 or 2 = promote "
+      {"SYMMOE_GEMM_WGMMA_OVERLAP", Type::kInt, "-1",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): -1 = auto (2 with "
+       "128 x 256 tiles, 0 with 192- and 128-wide ones); 1 or 2 = promote "
        "each wgmma batch while the next one runs (two partial-product buffers, batches of 64 "
        "columns, or 96 with 192-wide tiles; needs the tma epilogue, clusters of 1 and free "
        "issue), the wgmmas draining every 1 or 2 K blocks; 3 = as 1 with the activation "
        "fragments in registers (128 x 256 tiles; experimental), 4 = as 2 with them, 5 = as 4 "
        "with one fragment set (a later K block's first batch reads them from shared memory); 0 = promote "
-       "each 128-column batch after it is done (the variant clusters of 2 and ordered issue are "
-       "built for).",
-       {}, 0, 5},
+       "each batch after it is done (the unrolled mainloop of 192- and 128-wide tiles; the "
+       "variant clusters of 2 and ordered issue are built for).",
+       {}, -1, 5},
       {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "cp_async",
        "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: cp_async (one "
        "4-byte copy per scale by a producer warp) or tma (tensor copies issued with the "
@@ -83,12 +84,14 @@ std::vector<Var> make_registry() {
        "of 8 column blocks walked row block by row block, N > 0 = bands of N row blocks walked "
        "column block by column block (weights read once per band of rows, activations once).",
        {}, 0, 256},
-      {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "256",
-       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): tile width, 256 (two 128-column "
+      {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "0",
+       "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): tile width, 0 = "
+       "auto (192, or 256 where SYMMOE_GEMM_WGMMA_CLUSTER=2, the direct epilogue, "
+       "SYMMOE_GEMM_WGMMA_OVERLAP > 2 or SYMMOE_GEMM_WGMMA_STAGES=4 asks for it), 256 (two 128-column "
        "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only), "
        "or 128 (one batch, never overlapped: SYMMOE_GEMM_WGMMA_OVERLAP does not apply; "
        "tensor-store epilogue, clusters of 1 only).",
-       {}, 128, 256},
+       {}, 0, 256},
       {"SYMMOE_GEMM_WGMMA_UNROLL", Type::kBool, "1",
        "fp8 grouped GEMM, own wgmma kernel with single-batch tiles (SYMMOE_GEMM_WGMMA_TILE_N=192 "
        "or 128, SYMMOE_GEMM_WGMMA_OVERLAP=0, free issue): the K loop unrolled over the pipeline "

@@ -31,7 +31,7 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
     if (dtype == GemmDtype::kBF16) {
       return TileChoice{tile, 128, 256, 64, "bf16 128x256x64 wgmma, warp-specialized (no CUTLASS)"};
     }
-    const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
+    const int width = sm90::fp8_wgmma_tile_n();
     if (width == 192) {
       return TileChoice{tile, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
     }
@@ -154,6 +154,28 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
                     ", ", p.num_experts, " experts, N = ", p.n, ", K = ", p.k, ", ", plan.usable, " SMs)");
   return tile;
 }
+
+namespace sm90 {
+
+int fp8_wgmma_tile_n() {
+  const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
+  SYMMOE_CHECK(width == 0 || width == 256 || width == 192 || width == 128, "SYMMOE_GEMM_WGMMA_TILE_N = ", width,
+               ": 0 (auto), 256, 192 or 128");
+  if (width != 0) return static_cast<int>(width);
+  const bool needs_256 = env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") != 1 ||
+                         env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") != "tma" ||
+                         env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP") > 2 ||
+                         env::get_string("SYMMOE_GEMM_WGMMA_STAGES") == "4";
+  return needs_256 ? 256 : 192;
+}
+
+int fp8_wgmma_overlap(int tile_n) {
+  const int64_t overlap = env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP");
+  if (overlap >= 0) return static_cast<int>(overlap);
+  return tile_n == 256 ? 2 : 0;
+}
+
+}  // namespace sm90
 
 }  // namespace symmoe::gemm
 

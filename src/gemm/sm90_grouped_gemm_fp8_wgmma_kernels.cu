@@ -3,7 +3,8 @@
 // overlap, issue order) and shapes; the frame they run in — stages, producer, tile walk,
 // epilogue, launch — is sm90_grouped_gemm_wgmma_frame.cuh, shared with the bf16 kernel.
 //
-// NOTE [fp8 wgmma kernel]: a CTA of three warpgroups runs one 128 x 256 output tile at a time,
+// NOTE [fp8 wgmma kernel]: a CTA of three warpgroups runs one 128 x 256 output tile at a time
+// (or 128 x 192, the default since the measurements of NOTE [fp8 wgmma tile width]; or 128 x 128),
 // over every expert's tiles in one persistent grid:
 //  - tiles: expert e has ceil(counts[e] / 128) x ceil(N / 256) tiles; each CTA resolves every
 //    expert's rows into shared memory once and builds the prefix of tiles per expert there
@@ -536,6 +537,14 @@ using Shape256Pair = WgmmaShape<256, 4, 2, false>;
 using Shape256PairTma = WgmmaShape<256, 3, 2, true>;
 // 128 x 192 tiles: one wgmma batch per K block (A read once, one wait); 4 stages of 40 KiB and
 // the 48 KiB staged output tile fit together.
+// NOTE [fp8 wgmma tile width]: SYMMOE_GEMM_WGMMA_TILE_N = 0 (default, fp8_wgmma_tile_n) takes
+// 128 x 192 with the unrolled mainloop (NOTE [unrolled fp8 mainloop]) unless a setting exists
+// for 256-wide tiles only. Same-call A/B over the 12 deepseek-v3 cases (gate/up and down, 8 and
+// 32 experts, 256 / 1024 / 4096 rows), geometric mean of 128 x 192 over the overlapped
+// 128 x 256 that was the default, in six device calls: 0.99, 1.03, 1.045, 1.025, 1.013, 1.021
+// (bench/results/gemm_wgmma_rolled_names_ab.log, gemm_wgmma_wait_probe.log, ...; RESULTS.md,
+// "Tile width"). It loses 2-5 % at gate/up with 256 rows per expert and wins or ties elsewhere;
+// down over 8 experts swings +-30 % between processes with either width.
 using Shape192Tma = WgmmaShape<192, 4, 1, true>;
 // 128 x 128 tiles: one m64n128k32 batch per K block, waited for and promoted (the other
 // warpgroup's wgmmas cover the promotion); 5 stages of 32.5 KiB next to the 32 KiB staged
@@ -563,9 +572,7 @@ using Shape256TmaOverlap2Shared = WgmmaShape<256, 3, 1, true, 2, kAFragsShared>;
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
-  const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
-  SYMMOE_CHECK(width == 256 || width == 192 || width == 128, "SYMMOE_GEMM_WGMMA_TILE_N = ", width,
-               ": 256, 192 or 128");
+  const int width = fp8_wgmma_tile_n();
   if (width == 128) {  // one batch per K block: no overlap to choose
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
                      !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),
@@ -575,7 +582,7 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
     return env::get_bool("SYMMOE_GEMM_WGMMA_UNROLL") ? WgmmaConfig<Shape128TmaUnrolled>::launch(src, slots, stream)
                                                       : WgmmaConfig<Shape128Tma>::launch(src, slots, stream);
   }
-  if (const int64_t overlap = env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP"); overlap > 0) {
+  if (const int overlap = fp8_wgmma_overlap(width); overlap > 0) {
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
                      !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),
                  "grouped GEMM (fp8 wgmma): overlapped promotion (SYMMOE_GEMM_WGMMA_OVERLAP=1|2|3) is built with the "

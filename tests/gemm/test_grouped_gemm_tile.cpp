@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "support/env_guard.hpp"
 #include "support/error_text.hpp"
 #include "symmoe/gemm/grouped_gemm.hpp"
 
@@ -62,9 +63,29 @@ TEST(GroupedGemm, TileDescriptionsNameTheirShape) {
   EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kSwapAB).tile_n, 128);
   EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kBF16, GemmTile::kSwapAB); }).find("fp8 only"),
             std::string::npos);
+  // fp8 wgmma: 192 wide by default (SYMMOE_GEMM_WGMMA_TILE_N=0), 256 where a setting is built
+  // for 256-wide tiles only, or as asked; other widths are named errors.
   const TileChoice w = describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma);
   EXPECT_EQ(w.tile_m, 128);
-  EXPECT_EQ(w.tile_n, 256);
+  EXPECT_EQ(w.tile_n, 192);
+  {
+    const test::EnvGuard cluster("SYMMOE_GEMM_WGMMA_CLUSTER", "2");
+    EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma).tile_n, 256);
+  }
+  {
+    const test::EnvGuard epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", "direct");
+    EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma).tile_n, 256);
+  }
+  {
+    const test::EnvGuard width("SYMMOE_GEMM_WGMMA_TILE_N", "128");
+    EXPECT_EQ(describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma).tile_n, 128);
+  }
+  {
+    const test::EnvGuard width("SYMMOE_GEMM_WGMMA_TILE_N", "200");
+    EXPECT_NE(test::error_text([] { describe_tile(GemmDtype::kFP8E4M3, GemmTile::kWgmma); })
+                  .find("SYMMOE_GEMM_WGMMA_TILE_N = 200"),
+              std::string::npos);
+  }
   const TileChoice wb = describe_tile(GemmDtype::kBF16, GemmTile::kWgmma);
   EXPECT_EQ(wb.tile_m, 128);
   EXPECT_EQ(wb.tile_n, 256);

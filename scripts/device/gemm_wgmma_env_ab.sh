@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Same-call comparison of environment settings of the fp8 wgmma kernel (prebuilt binaries: carry
+# build/release/tools/symmoe, built with the DeepGEMM baseline for its lines): each line of
+# $SETTINGS is "<tag> VAR=value ...", run in turn, ROUNDS times, as `symmoe bench gemm --tile
+# wgmma`; the first run carries the same-run baselines (cuBLASLt, per-expert loop, DeepGEMM).
+# Sections are "== <tag> round <r>": scripts/analysis/ab_ratio.py LOG compares every tag with
+# the first, case by case and as a geometric mean.
+# Env: SETTINGS (default: the default tile against 128 x 256 overlapped), MS (256,1024,4096),
+# EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_env_ab).
+# Output: $OUT/$NAME.log, $OUT/${NAME}_json.tgz (JSON per run).
+export PATH=/usr/local/cuda/bin:$PATH
+cd "$(dirname "$0")/../../build/release"
+name=${NAME:-gemm_wgmma_env_ab}
+settings=${SETTINGS:-"default SYMMOE_GEMM_WGMMA_TILE_N=0
+w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
+{
+  echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
+  nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+  base=
+  for round in $(seq "${ROUNDS:-2}"); do
+    while read -r tag envs; do
+      [ -z "$tag" ] && continue
+      echo "== $tag round $round"
+      # shellcheck disable=SC2086
+      env $envs timeout 300 tools/symmoe bench gemm --dtype fp8 --tile wgmma --experts ${EXPERTS:-8,32} \
+        --m ${MS:-256,1024,4096} --reps 5 $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
+        grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|rror"
+      base=--no-baseline
+    done <<<"$settings"
+  done
+  nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+} 2>&1 | tee "$OUT/$name.log"
+tar -C "$OUT" -czf "$OUT/${name}_json.tgz" $(cd "$OUT" && ls envab_*.json) && rm -f "$OUT"/envab_*.json
