@@ -22,9 +22,9 @@
 //    and the stage's full barrier waits for both (one expect-tx arrival + 32 cp.async
 //    arrivals); or the scales come by tensor copies too (NOTE [wgmma stage scales]: measured
 //    no faster, on request only);
-//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile (single-batch tiles:
-//    NOTE [unrolled fp8 mainloop]). Default
-//    (SYMMOE_GEMM_WGMMA_OVERLAP=2, NOTE [overlapped promotion]): per 128-wide K block four
+//  - warpgroups 1 and 2: consumers, rows 0-63 and 64-127 of the tile (single-batch tiles, the
+//    default 128 x 192 among them: NOTE [unrolled fp8 mainloop]). 128 x 256 tiles by default
+//    (SYMMOE_GEMM_WGMMA_OVERLAP=-1 = 2 there, NOTE [overlapped promotion]): per 128-wide K block four
 //    column batches of 64, each four wgmma m64n64k32 into one of two partial buffers (the first
 //    overwrites), and acc += part * (activation scale of the row * weight scale of the
 //    column's 128-row block) in fp32 — the recipe's promotion once per scale block — for each
