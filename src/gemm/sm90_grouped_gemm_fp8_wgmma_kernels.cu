@@ -541,10 +541,11 @@ using Shape256PairTma = WgmmaShape<256, 3, 2, true>;
 // 128 x 192 with the unrolled mainloop (NOTE [unrolled fp8 mainloop]) unless a setting exists
 // for 256-wide tiles only. Same-call A/B over the 12 deepseek-v3 cases (gate/up and down, 8 and
 // 32 experts, 256 / 1024 / 4096 rows), geometric mean of 128 x 192 over the overlapped
-// 128 x 256 that was the default, in six device calls: 0.99, 1.03, 1.045, 1.025, 1.013, 1.021
-// (bench/results/gemm_wgmma_rolled_names_ab.log, gemm_wgmma_wait_probe.log, ...; RESULTS.md,
-// "Tile width"). It loses 2-5 % at gate/up with 256 rows per expert and wins or ties elsewhere;
-// down over 8 experts swings +-30 % between processes with either width.
+// 128 x 256 that was the default, in eight device calls: 0.99, 1.03, 1.045, 1.025, 1.013, 1.021,
+// 1.001, 1.009 (bench/results/gemm_wgmma_rolled_names_ab.log, gemm_wgmma_wait_probe.log, ...,
+// gemm_wgmma_widths_ab.log; RESULTS.md, "Tile width"). It loses 2-5 % at gate/up with 256 rows
+// per expert and wins or ties elsewhere; down over 8 experts swings +-30 % between processes
+// with either width. The 128 x 128 unrolled tile: 0.916x of it.
 using Shape192Tma = WgmmaShape<192, 4, 1, true>;
 // 128 x 128 tiles: one m64n128k32 batch per K block, waited for and promoted (the other
 // warpgroup's wgmmas cover the promotion); 5 stages of 32.5 KiB next to the 32 KiB staged
