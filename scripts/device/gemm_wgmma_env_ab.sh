@@ -6,7 +6,8 @@
 # Sections are "== <tag> round <r>": scripts/analysis/ab_ratio.py LOG compares every tag with
 # the first, case by case and as a geometric mean.
 # Env: SETTINGS (default: the default tile against 128 x 256 overlapped), MS (256,1024,4096),
-# EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_env_ab).
+# EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_env_ab), DG_EACH=1 (DeepGEMM in
+# every run, not only the first: its spread between processes in the same log).
 # Output: $OUT/$NAME.log, $OUT/${NAME}_json.tgz (JSON per run).
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -26,6 +27,7 @@ w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
         --m ${MS:-256,1024,4096} --reps 5 $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
         grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|rror"
       base=--no-baseline
+      [ "${DG_EACH:-0}" = 1 ] && base="--baselines deepgemm"
     done <<<"$settings"
   done
   nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader

@@ -25,6 +25,9 @@
 //   included), so Wt% / Copy% separates the size's fixed costs from the GEMM's own.
 //   Dense baseline: act [E*M, K] x one [N, K] weight matrix: the same FLOPs, E times fewer
 //   weight bytes, per-tensor scales (no block-scale promotion): an upper bound for fp8.
+// --baselines picks them: cublas (dense and per-expert loop), deepgemm (its grouped GEMM, when
+// built in), both (default) or none (= --no-baseline); deepgemm alone lets an A/B of our
+// settings time DeepGEMM in every round at a fraction of the cost.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -66,7 +69,8 @@ struct GemmOptions {
   int reps = 20;
   int per_graph = 10;
   int sms = 0;
-  bool baseline = true;
+  bool baseline = true;  // the cuBLASLt baselines (dense, per-expert loop)
+  bool deepgemm = true;  // the DeepGEMM baseline, when built in
   bool early_launch = true;
   bool dry_run = false;
   bool trace = false;
@@ -76,7 +80,7 @@ struct GemmOptions {
 bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   try {
     Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace"},
-              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json"});
+              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json", "baselines"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
     o->model.hidden = static_cast<int>(args.get_int("hidden", o->model.hidden, 128, 65536));
@@ -114,7 +118,17 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 100000));
     o->per_graph = static_cast<int>(args.get_int("per-graph", o->per_graph, 1, 100));
     o->sms = static_cast<int>(args.get_int("sms", 0, 0, 1024));
-    o->baseline = !args.flag("no-baseline");
+    o->baseline = o->deepgemm = !args.flag("no-baseline");
+    if (auto b = args.get("baselines")) {
+      SYMMOE_CHECK(o->baseline, "--baselines and --no-baseline: give one of them");
+      o->baseline = o->deepgemm = false;
+      for (const auto& t : split_commas(*b)) {
+        SYMMOE_CHECK(t == "cublas" || t == "deepgemm" || t == "none", "--baselines '", t,
+                     "': a list of cublas, deepgemm, or none");
+        o->baseline = o->baseline || t == "cublas";
+        o->deepgemm = o->deepgemm || t == "deepgemm";
+      }
+    }
     o->early_launch = !args.flag("no-early-launch");
     o->dry_run = args.flag("dry-run");
     o->trace = args.flag("trace");
@@ -127,7 +141,8 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
                  "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
                  "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
                  "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] "
-                 "[--sms N] [--no-baseline] [--no-early-launch] [--trace] [--dry-run] [--json FILE]\n",
+                 "[--sms N] [--baselines cublas,deepgemm|none] [--no-baseline] [--no-early-launch] [--trace] "
+                 "[--dry-run] [--json FILE]\n",
                  e.what());
     return false;
   }
@@ -363,7 +378,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     };
     std::vector<DeepGemmRun> dg_runs;
     std::string dg_note;
-    if (o.baseline && fp8 && o.layout == GroupedLayout::kContiguous && !deepgemm_kernels().empty()) {
+    if (o.deepgemm && fp8 && o.layout == GroupedLayout::kContiguous && !deepgemm_kernels().empty()) {
       const auto configs = deepgemm_configs(c.experts, c.m, c.n, c.k);
       if (info.num_sms != kDeepGemmSms || (o.sms != 0 && o.sms != kDeepGemmSms)) {
         dg_note = concat("its kernels are built for ", kDeepGemmSms, " SMs");
