@@ -23,6 +23,16 @@ const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+TileChoice describe_fp8_wgmma(int width) {
+  if (width == 192) {
+    return TileChoice{GemmTile::kWgmma, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
+  }
+  if (width == 128) {
+    return TileChoice{GemmTile::kWgmma, 128, 128, 128, "fp8 128x128x128 wgmma, warp-specialized (no CUTLASS)"};
+  }
+  return TileChoice{GemmTile::kWgmma, 128, 256, 128, "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)"};
+}
+
 }  // namespace
 
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
@@ -31,14 +41,7 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
     if (dtype == GemmDtype::kBF16) {
       return TileChoice{tile, 128, 256, 64, "bf16 128x256x64 wgmma, warp-specialized (no CUTLASS)"};
     }
-    const int width = sm90::fp8_wgmma_tile_n();
-    if (width == 192) {
-      return TileChoice{tile, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
-    }
-    if (width == 128) {
-      return TileChoice{tile, 128, 128, 128, "fp8 128x128x128 wgmma, warp-specialized (no CUTLASS)"};
-    }
-    return TileChoice{tile, 128, 256, 128, "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)"};
+    return describe_fp8_wgmma(sm90::fp8_wgmma_tile_n({}));
   }
   if (tile == GemmTile::kSwapAB) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the swap-AB kernel (GemmTile::kSwapAB) is fp8 only; bf16 decode "
@@ -69,7 +72,9 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
   if (expected_m <= small.tile_m) return small;
   if (2 * tiles(large) < sm_count) return small;
   const int wgmma_min_m = dtype == GemmDtype::kFP8E4M3 ? kWgmmaMinM : kBf16WgmmaMinM;
-  return expected_m >= wgmma_min_m ? describe_tile(dtype, GemmTile::kWgmma) : large;
+  if (expected_m < wgmma_min_m) return large;
+  return dtype == GemmDtype::kFP8E4M3 ? describe_fp8_wgmma(sm90::fp8_wgmma_tile_n({expected_m, num_experts, n, sm_count}))
+                                      : describe_tile(dtype, GemmTile::kWgmma);
 }
 
 GroupedGemm::GroupedGemm(runtime::DeviceRuntime& rt, int max_experts) : rt_(&rt), max_experts_(max_experts) {
@@ -126,6 +131,8 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   }
   if (o.tile == GemmTile::kAuto) {
     tile = choose_tile(p.dtype, expected, p.num_experts, p.n, plan.usable);
+  } else if (p.dtype == GemmDtype::kFP8E4M3 && o.tile == GemmTile::kWgmma) {
+    tile = describe_fp8_wgmma(sm90::fp8_wgmma_tile_n({expected, p.num_experts, p.n, plan.usable}));
   } else {
     tile = describe_tile(p.dtype, o.tile);
   }
@@ -157,7 +164,7 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
 
 namespace sm90 {
 
-int fp8_wgmma_tile_n() {
+int fp8_wgmma_tile_n(const WgmmaShapeHint& hint) {
   const int64_t width = env::get_int("SYMMOE_GEMM_WGMMA_TILE_N");
   SYMMOE_CHECK(width == 0 || width == 256 || width == 192 || width == 128, "SYMMOE_GEMM_WGMMA_TILE_N = ", width,
                ": 0 (auto), 256, 192 or 128");
@@ -166,7 +173,14 @@ int fp8_wgmma_tile_n() {
                          env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") != "tma" ||
                          env::get_int("SYMMOE_GEMM_WGMMA_OVERLAP") > 2 ||
                          env::get_string("SYMMOE_GEMM_WGMMA_STAGES") == "4";
-  return needs_256 ? 256 : 192;
+  if (needs_256) return 256;
+  if (hint.expected_m <= 0 || hint.experts <= 0 || hint.n <= 0 || hint.sms <= 0) return 192;
+  // NOTE [fp8 wgmma tile width]: waves of persistent CTAs, each a tile's columns long.
+  const auto columns = [&](int w) {
+    const int64_t tiles = int64_t{hint.experts} * ceil_div(hint.expected_m, 128) * ceil_div(hint.n, w);
+    return ceil_div(tiles, hint.sms) * w;
+  };
+  return columns(256) * 105 < columns(192) * 100 ? 256 : 192;
 }
 
 int fp8_wgmma_overlap(int tile_n) {

@@ -545,7 +545,12 @@ using Shape256PairTma = WgmmaShape<256, 3, 2, true>;
 // 1.001, 1.009 (bench/results/gemm_wgmma_rolled_names_ab.log, gemm_wgmma_wait_probe.log, ...,
 // gemm_wgmma_widths_ab.log; RESULTS.md, "Tile width"). It loses 2-5 % at gate/up with 256 rows
 // per expert and wins or ties elsewhere; down over 8 experts swings +-30 % between processes
-// with either width. The 128 x 128 unrolled tile: 0.916x of it.
+// with either width. The 128 x 128 unrolled tile: 0.916x of it. Where the shape is known
+// (fp8_wgmma_tile_n's hint), 256 is taken if its waves of persistent CTAs (ceil(tiles / CTAs)
+// tiles each, a tile its width in columns) are more than 5 % shorter than 192's: of the 12
+// cases only gate/up over 8 experts at 256 rows (352 tiles of 192: 3 waves of 132 CTAs, the last
+// two-thirds full; 256 tiles of 256: 2 full waves), where 256 measured +3.5 to +4.8 % in all six
+// calls. The 5 % covers 192's lead per column elsewhere (up to 5 % at 32 x 1024).
 using Shape192Tma = WgmmaShape<192, 4, 1, true>;
 // 128 x 128 tiles: one m64n128k32 batch per K block, waited for and promoted (the other
 // warpgroup's wgmmas cover the promotion); 5 stages of 32.5 KiB next to the 32 KiB staged
@@ -573,7 +578,7 @@ using Shape256TmaOverlap2Shared = WgmmaShape<256, 3, 1, true, 2, kAFragsShared>;
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
-  const int width = fp8_wgmma_tile_n();
+  const int width = fp8_wgmma_tile_n({src.expected_m, src.groups, src.n, slots.sm_count});
   if (width == 128) {  // one batch per K block: no overlap to choose
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
                      !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),

@@ -69,13 +69,20 @@ const ConfigOps& fp8_swapab_ops();  // sm90_grouped_gemm_fp8_swapab_kernels.cu (
 const ConfigOps& fp8_wgmma_ops();   // sm90_grouped_gemm_fp8_wgmma_kernels.cu (no CUTLASS)
 const ConfigOps& bf16_wgmma_ops();  // sm90_grouped_gemm_bf16_wgmma_kernels.cu (no CUTLASS)
 
-// The fp8 wgmma kernel's tile width and promotion overlap as the environment sets them
-// (grouped_gemm.cpp). SYMMOE_GEMM_WGMMA_TILE_N = 0 (default): 192, the single-batch tile with the
-// unrolled mainloop, unless another setting exists for 256-wide tiles only (clusters of 2, the
-// direct epilogue, activation fragments in registers, 4 stages): then 256.
-// SYMMOE_GEMM_WGMMA_OVERLAP = -1 (default): 2 with 256-wide tiles, 0 (no overlap; unrolled) with
-// 192 and 128.
-int fp8_wgmma_tile_n();
+// The fp8 wgmma kernel's tile width and promotion overlap as the environment and the shape set
+// them (grouped_gemm.cpp). SYMMOE_GEMM_WGMMA_TILE_N = 0 (default): 256 where another setting
+// exists for 256-wide tiles only (clusters of 2, the direct epilogue, activation fragments in
+// registers, 4 stages), else 192, the single-batch tile with the unrolled mainloop — or 256
+// where the shape is known and its waves of 256-wide tiles are more than 5 % shorter (NOTE
+// [fp8 wgmma tile width]). SYMMOE_GEMM_WGMMA_OVERLAP = -1 (default): 2 with 256-wide tiles, 0
+// (no overlap; unrolled) with 192 and 128.
+struct WgmmaShapeHint {
+  int expected_m = 0;  // rows per expert; 0: shape unknown
+  int experts = 0;
+  int n = 0;
+  int sms = 0;  // persistent CTAs
+};
+int fp8_wgmma_tile_n(const WgmmaShapeHint& hint);
 int fp8_wgmma_overlap(int tile_n);
 
 }  // namespace symmoe::gemm::sm90
