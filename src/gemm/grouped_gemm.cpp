@@ -23,7 +23,9 @@ const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-TileChoice describe_fp8_wgmma(int width) {
+// The fp8 wgmma tile for `hint` (NOTE [fp8 wgmma tile width]; an empty hint: the shape unknown).
+TileChoice describe_fp8_wgmma(const sm90::WgmmaShapeHint& hint) {
+  const int width = sm90::fp8_wgmma_tile_n(hint);
   if (width == 192) {
     return TileChoice{GemmTile::kWgmma, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
   }
@@ -41,7 +43,7 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
     if (dtype == GemmDtype::kBF16) {
       return TileChoice{tile, 128, 256, 64, "bf16 128x256x64 wgmma, warp-specialized (no CUTLASS)"};
     }
-    return describe_fp8_wgmma(sm90::fp8_wgmma_tile_n({}));
+    return describe_fp8_wgmma({});
   }
   if (tile == GemmTile::kSwapAB) {
     SYMMOE_CHECK(dtype == GemmDtype::kFP8E4M3, "the swap-AB kernel (GemmTile::kSwapAB) is fp8 only; bf16 decode "
@@ -73,7 +75,7 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
   if (2 * tiles(large) < sm_count) return small;
   const int wgmma_min_m = dtype == GemmDtype::kFP8E4M3 ? kWgmmaMinM : kBf16WgmmaMinM;
   if (expected_m < wgmma_min_m) return large;
-  return dtype == GemmDtype::kFP8E4M3 ? describe_fp8_wgmma(sm90::fp8_wgmma_tile_n({expected_m, num_experts, n, sm_count}))
+  return dtype == GemmDtype::kFP8E4M3 ? describe_fp8_wgmma({expected_m, num_experts, n, sm_count})
                                       : describe_tile(dtype, GemmTile::kWgmma);
 }
 
@@ -132,7 +134,7 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   if (o.tile == GemmTile::kAuto) {
     tile = choose_tile(p.dtype, expected, p.num_experts, p.n, plan.usable);
   } else if (p.dtype == GemmDtype::kFP8E4M3 && o.tile == GemmTile::kWgmma) {
-    tile = describe_fp8_wgmma(sm90::fp8_wgmma_tile_n({expected, p.num_experts, p.n, plan.usable}));
+    tile = describe_fp8_wgmma({expected, p.num_experts, p.n, plan.usable});
   } else {
     tile = describe_tile(p.dtype, o.tile);
   }
@@ -152,6 +154,7 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   src.k = p.k;
   src.groups = p.num_experts;
   src.expected_m = expected;
+  src.wgmma_tile_n = tile.tile == GemmTile::kWgmma ? tile.tile_n : 0;
   SYMMOE_CHECK(o.swizzle == 1 || o.swizzle == 2 || o.swizzle == 4 || o.swizzle == 8,
                "GroupedGemmOptions::swizzle = ", o.swizzle, ": 1, 2, 4 or 8");
   const sm90::LaunchSlots slots{arrays_,      kernel_workspace_, plan.usable, rt_->device(),

@@ -578,7 +578,9 @@ using Shape256TmaOverlap2Shared = WgmmaShape<256, 3, 1, true, 2, kAFragsShared>;
 
 cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const bool tma_store = env::get_string("SYMMOE_GEMM_WGMMA_EPILOGUE") == "tma";
-  const int width = fp8_wgmma_tile_n({src.expected_m, src.groups, src.n, slots.sm_count});
+  const int width = src.wgmma_tile_n;  // decided once, by GroupedGemm::run (NOTE [fp8 wgmma tile width])
+  SYMMOE_CHECK(width == 256 || width == 192 || width == 128, "grouped GEMM (fp8 wgmma): tile width ", width,
+               ": 256, 192 or 128");
   if (width == 128) {  // one batch per K block: no overlap to choose
     SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1 &&
                      !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED"),

@@ -28,6 +28,7 @@ struct GroupSource {
   int n, k, groups;
   int expected_m;            // rows per expert the caller expects (GroupedGemmOptions): the decode and swap-AB
                              // passes, the swap-AB schedule, the bf16 wgmma stage count
+  int wgmma_tile_n = 0;      // fp8 wgmma: the tile width GroupedGemm::run chose (fp8_wgmma_tile_n)
   int row_band = 0;          // wgmma kernels' tile walk: 0 = bands of column blocks, > 0 = bands of row_band
                              // row blocks (NOTE [grouped GEMM tile order]; SYMMOE_GEMM_WGMMA_ROW_BAND)
 };
