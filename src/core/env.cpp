@@ -35,8 +35,9 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, swap-AB decode kernel (--tile swapab): how SMs take work: dynamic (pairs "
        "of 64-row weight items from a device-wide counter as stages free up), static (equal "
        "contiguous ranges of items per SM), split (single items from the counter, each item's K "
-       "split between the SM's two consumer warpgroups) or auto (split up to 32 rows per expert; "
-       "above, dynamic from 12 items per SM, static below).",
+       "split between the SM's two consumer warpgroups) or auto (split up to 32 rows per expert, "
+       "and up to 64 where the expected items are fewer than 12 per SM; otherwise pairs, dynamic "
+       "from 12 items per SM, static below).",
        {"auto", "dynamic", "static", "split"}},
       {"SYMMOE_GEMM_WGMMA_CLUSTER", Type::kInt, "1",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma): CTAs per cluster; 2 runs pairs of "

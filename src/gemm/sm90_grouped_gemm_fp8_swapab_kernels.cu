@@ -23,11 +23,11 @@
 //    zeros for rows past the count and K blocks past K), kStages stages ahead of the consumers
 //    and across step, pass and expert boundaries: the stream does not drain until the CTA's
 //    last item;
-//  - per K block a consumer warpgroup issues the four k32 wgmmas into `part`, waits for them
-//    and promotes (acc += part * weight scale * activation scale of the column: the fp8
-//    recipe's per-block fp32 promotion, exact per 128-wide K block), then releases the stage;
-//    the math is tiny next to the stage's bytes, so the warpgroup-wide waits cost nothing
-//    measurable while the producer runs ahead;
+//  - per K block a consumer warpgroup issues the four k32 wgmmas into one of two partial
+//    buffers and promotes the K block before it while they run (acc += part * weight scale *
+//    activation scale of the column: the fp8 recipe's per-block fp32 promotion, exact per
+//    128-wide K block); it releases the stage once the stage's last K block is done, before
+//    that block's promotion (NOTE [swap-AB overlapped promotion]);
 //  - at the end of a pass each thread stores its outputs (rows = output columns n, columns =
 //    the expert's rows) as bf16, the expert's rows past its count skipped;
 //  - early launch (NOTE [swap-AB early launch]): the CTAs set up and pull their first weights
@@ -195,16 +195,15 @@ SYMMOE_DEVICE Step decode_step(int64_t code, const int64_t* items_start, int gro
 //  - static: each CTA takes a contiguous range of items, equal in length give or take one
 //    (steps of two, one at the end of a range or pass).
 //  - split (the split kernels, NOTE [swap-AB K split]): dynamic with single items as the unit.
-// auto (SYMMOE_GEMM_SWAPAB_SCHEDULE, default) runs the split kernels up to 32 rows per expert
-// (split_by_default), else the pair kernels, whose device side takes dynamic from
-// kDynamicMinItems items per CTA
-// (every CTA decides alike from the row tables): with fewer, a pair is too coarse a unit — at
+// auto (SYMMOE_GEMM_SWAPAB_SCHEDULE, default) runs the split kernels up to 32 rows per expert,
+// and up to 64 where the expected items would leave the pairs static (swapab_split_by_default),
+// else the pair kernels, whose device side takes dynamic from kSwapAbDynamicMinItems items per
+// CTA (every CTA decides alike from the row tables): with fewer, a pair is too coarse a unit — at
 // 8 experts (4-7 items per CTA) static ranges measured 1-8 points ahead, at 32 (15-27 items
 // per CTA) dynamic 0-13 points ahead (gemm_swapab_schedule_h200.log). Handing out the last
 // 2 x grid items singly instead of in pairs measured lower at both sizes (a single-item step
 // idles one consumer warpgroup and halves the bytes in flight;
 // gemm_swapab_schedule_singles_h200.log).
-constexpr int kDynamicMinItems = 12;
 constexpr int kFixedUnits = 2;  // dynamic: units b, gridDim.x + b, ... taken without the counter
 enum class ScheduleKind : int { kAuto, kDynamic, kStatic };
 struct Schedule {
@@ -212,7 +211,7 @@ struct Schedule {
   ScheduleKind kind;
   SYMMOE_DEVICE bool dynamic(int64_t total_items) const {
     return kind == ScheduleKind::kDynamic ||
-           (kind == ScheduleKind::kAuto && total_items >= int64_t{kDynamicMinItems} * gridDim.x);
+           (kind == ScheduleKind::kAuto && total_items >= int64_t{kSwapAbDynamicMinItems} * gridDim.x);
   }
 };
 
@@ -390,6 +389,25 @@ SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t 
 // warpgroup-uniform): the wait's outcome is and-reduced over the warpgroup — over both when
 // split, so that both leave at the same stage and the item-end barrier always completes.
 // trace: this CTA's trace entry (NOTE [swap-AB trace]) or null.
+//
+// NOTE [swap-AB overlapped promotion]: within a stage, K block d's wgmmas go into part[d % 2]
+// and are issued before K block d - 1 is waited for (wgmma.wait_group 1) and promoted, so the
+// tensor pipe holds the next block while the FFMAs run; the stage drains at its end (wait 0),
+// its last block's scales are read into registers, the stage is released, and only then is
+// that block promoted: the producer refills the stage one promotion sooner. The two buffers
+// stay in registers (64-row pairs: 138 registers, no spill). Why it matters at all: with 64
+// rows per pass a stage's wgmmas are 4 x m64n64k32 per K block and warpgroup, and at 64-row
+// pairs only two 96 KiB stages fit, so the time a stage is held by its math is time it is not
+// in flight. Measured on the H200 (bench/results/gemm_swapab_overlap_ab.log, three rounds in
+// one call): down 8 x 64 1.014x, the other 15 decode cases of deepseek-v3 level (0.996-1.008x).
+// What bounds 64 rows (same call, timing-only builds): with no wgmma at all down 8 x 64 runs
+// 1.10-1.13x faster and every CTA's stream ends ~3.8 us sooner (median and maximum alike: the
+// rate, not the tail; bench/results/gemm_swapab_trace64.log), so the math in the ring is the
+// cost, partly through power (the board at its 700 W cap with the wgmmas, SM clock down to
+// 1.4 GHz; 612 W and 1.98 GHz without: gemm_swapab_power_down_8x64.log); no activation copies
+// at all: 0.97-1.04x (activation bytes in L2 are not the limit); asking
+// L2 for the next step's weights (cp.async.bulk.prefetch, one step or two stages ahead):
+// 0.70x and 0.85x; 2 K blocks per stage (4 stages of 48 KiB): 0.99x, 1: 0.81x.
 template <class S>
 SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const device::WaitContext& ctx,
                            uint64_t* trace) {
@@ -399,7 +417,17 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
   const int blocks_per_pass = src.n / kItemRows;
   const int kstages = S::stages_per_step(src.k);
   auto* out = static_cast<__nv_bfloat16*>(src.out);
-  float acc[kT / 2], part[kT / 2];
+  float acc[kT / 2], part[2][kT / 2];
+  // acc += p * (weight scale x activation scale of the column): the recipe's promotion.
+  auto promote = [&](const float (&p)[kT / 2], const float (&sc)[kJ][2]) {
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      acc[4 * j + 0] += p[4 * j + 0] * sc[j][0];
+      acc[4 * j + 1] += p[4 * j + 1] * sc[j][1];
+      acc[4 * j + 2] += p[4 * j + 2] * sc[j][0];
+      acc[4 * j + 3] += p[4 * j + 3] * sc[j][1];
+    }
+  };
   int s = 0;
   uint32_t phase = 0;
   auto wait_full = [&] {
@@ -418,31 +446,44 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
     for (int i = 0; i < kT / 2; ++i) acc[i] = 0.f;
     for (int ks = 0; ks < kstages; ++ks) {
       if (ks > 0 && !wait_full()) return;
+      // NOTE [swap-AB overlapped promotion]
+      float last[kJ][2];  // the stage's last K block's scale products, read before the release
       if (mine) {
         const uint32_t a_lo = wgmma::desc_lo_k_major_sw128(sm.w + s * S::kWBytes + wg * S::kWgWeightBytes);
         const uint32_t b_lo = wgmma::desc_lo_k_major_sw128(sm.a + s * S::kABytes + wg * S::kWgActBytes);
-#pragma unroll
-        for (int d = 0; d < S::kD; ++d) {
-          // K blocks past K arrive as zeros with zero scales: they add nothing.
-          wgmma::fence_operands(part);
-          issue_block<kT>(part, wgmma::desc_from_lo(a_lo + d * (kWeightBoxBytes >> 4)),
+        const float* sc0 = sm.scales + s * S::kScaleFloats + wg * S::kWgScaleRows * S::kScaleRow;
+        // K blocks past K arrive as zeros with zero scales: they add nothing.
+        auto issue = [&](int d) {
+          wgmma::fence_operands(part[d % 2]);
+          issue_block<kT>(part[d % 2], wgmma::desc_from_lo(a_lo + d * (kWeightBoxBytes >> 4)),
                           wgmma::desc_from_lo(b_lo + d * (S::kABlockBytes >> 4)));
-          wgmma::wait<0>();
-          wgmma::fence_operands(part);
-          const float* sc = sm.scales + s * S::kScaleFloats + (wg * S::kWgScaleRows + d) * S::kScaleRow;
+        };
+        auto scales_of = [&](int d, float (&out)[kJ][2]) {
+          const float* sc = sc0 + d * S::kScaleRow;
           const float sw = sc[kT + (S::kSplit ? 0 : wg)];
 #pragma unroll
           for (int j = 0; j < kJ; ++j) {
-            const float s0 = sw * sc[8 * j + 2 * t], s1 = sw * sc[8 * j + 2 * t + 1];
-            acc[4 * j + 0] += part[4 * j + 0] * s0;
-            acc[4 * j + 1] += part[4 * j + 1] * s1;
-            acc[4 * j + 2] += part[4 * j + 2] * s0;
-            acc[4 * j + 3] += part[4 * j + 3] * s1;
+            out[j][0] = sw * sc[8 * j + 2 * t];
+            out[j][1] = sw * sc[8 * j + 2 * t + 1];
           }
+        };
+        issue(0);
+#pragma unroll
+        for (int d = 1; d < S::kD; ++d) {
+          issue(d);
+          wgmma::wait<1>();
+          wgmma::fence_operands(part[(d - 1) % 2]);
+          float sd[kJ][2];
+          scales_of(d - 1, sd);
+          promote(part[(d - 1) % 2], sd);
         }
+        wgmma::wait<0>();
+        wgmma::fence_operands(part[(S::kD - 1) % 2]);
+        scales_of(S::kD - 1, last);
       }
       __syncwarp();
       if (lane == 0) tma::mbarrier_arrive(&sm.empty[s]);
+      if (mine) promote(part[(S::kD - 1) % 2], last);
       advance_stage(s, phase, S::kStages);
     }
     if constexpr (S::kSplit) {
@@ -679,14 +720,21 @@ using SplitFamily = PassWidths<Shape<8, 4, 3, true>, Shape<16, 2, 5, true>, Shap
 // points at 8 experts and +2-3 at 32 (97.5-99.8 %), down 8 experts -1 to +2 (77-79 %), 32
 // experts level (93-95 %); a shape whose items leave some SMs one more (N 4352, 8 experts)
 // +4-9. At 64 rows the activation tile is as large as the weights' share of a stage and
-// split fell behind (down over 32 experts 81 against 87 %).
+// split fell behind (down over 32 experts 81 against 87 %) where the pairs run dynamic, but
+// leads where they would run static (few items per SM: 8 experts), the tail of static ranges
+// costing more than the doubled activation bytes: down 8 x 64 1.027x, gate/up 1.032x, and down
+// 32 x 64 0.91x, gate/up 0.98x (bench/results/gemm_swapab_overlap_ab.log, three rounds in one
+// call; NOTE [swap-AB overlapped promotion] in both). Auto with that rule against the build
+// before both changes (gemm_swapab_auto64_ab.log, 8, 16 and 32 experts, three rounds): down
+// 8 x 64 1.042x (70.0-70.3 % of the d2d rate), gate/up 8 x 64 1.030x, 16 x 64 1.060x; down
+// 16 x 64 (pairs, dynamic) 0.987x; the other 20 cases 0.992-1.006x.
 
 // SYMMOE_GEMM_SWAPAB_SCHEDULE=split, or auto where swapab_split_by_default: the split kernels.
 // Otherwise the pair kernels with SYMMOE_GEMM_SWAPAB_KBLOCKS K blocks per stage (1, 2 or 4;
 // default 4). The variables are read once per launch.
 cudaError_t launch(const GroupSource& src, const LaunchSlots& slots, cudaStream_t stream) {
   const std::string kind = env::get_string("SYMMOE_GEMM_SWAPAB_SCHEDULE");
-  if (kind == "split" || (kind == "auto" && swapab_split_by_default(src.expected_m))) {
+  if (kind == "split" || (kind == "auto" && swapab_split_by_default(src.expected_m, src.groups, src.n, slots.sm_count))) {
     return SplitFamily::launch(src, slots, stream, ScheduleKind::kDynamic);
   }
   const ScheduleKind schedule = kind == "dynamic" ? ScheduleKind::kDynamic

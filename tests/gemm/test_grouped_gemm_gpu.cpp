@@ -304,8 +304,9 @@ TEST(GroupedGemmGpu, IntegerInputsAreExact) {
 // below, at and above it, both layouts, K not a multiple of the decode kernel's pipeline depth
 // nor of the swap-AB kernel's stage count (the ring wraps inside a pass and across passes), N
 // of 4 and 6 swap-AB items (pairs); on 3 and 5 SMs the swap-AB kernel's steps start in the
-// middle of a pass and of an expert (its auto schedule: the split kernels up to 32 rows, the
-// pair kernels at 64).
+// middle of a pass and of an expert (its auto schedule: the split kernels up to 32 rows, and at
+// 64 where the pairs would run static — 6 experts x 4 items on every SM —, the pair kernels at
+// 64 on 2 SMs, 12 items each: the pairs' device side runs dynamic there).
 void expect_pass_kernel_matches(GemmTile tile, uint64_t seed) {
   Gpu g;
   for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
@@ -320,6 +321,9 @@ void expect_pass_kernel_matches(GemmTile tile, uint64_t seed) {
           const Expected x = expected_of(odd);
           expect_matches(odd, x, run(g, odd, tile, runtime::SmBudget{3, 0}, expected), false, what + " N 384 on 3 SMs");
           expect_matches(odd, x, run(g, odd, tile, runtime::SmBudget{5, 0}, expected), false, what + " N 384 on 5 SMs");
+        }
+        if (tile == GemmTile::kSwapAB && expected == 64) {
+          expect_matches(c, run(g, c, tile, runtime::SmBudget{2, 0}, expected), false, what + " on 2 SMs (pairs)");
         }
       }
     }
@@ -346,8 +350,9 @@ TEST(GroupedGemmGpu, SwapAbKernelMatchesForEveryPassWidth) {
 // The swap-AB kernel's other stage shapes and its schedules: 1 and 2 K blocks per stage
 // (SYMMOE_GEMM_SWAPAB_KBLOCKS; the default, 4, runs above) with the dynamic and the static
 // schedule, 4 with the auto and the static one (SYMMOE_GEMM_SWAPAB_SCHEDULE; NOTE [swap-AB
-// schedule]; auto: the split kernels up to 32 rows, at 64 the pair kernels, whose device side
-// takes dynamic on 5 SMs, N = 768 giving 60 items, and static on all SMs), and the split
+// schedule]; auto: the split kernels up to 32 rows, at 64 the pair kernels on 5 SMs, N = 768
+// giving 60 items, whose device side takes dynamic there, and the split kernels on all SMs,
+// where the pairs would run static), and the split
 // kernels (NOTE
 // [swap-AB K split]: 8 or 4 K blocks per stage, half per warpgroup). 13 K blocks: the last
 // stage of every item runs past K (zeros, zero scales) for 2, 4 and split, where warpgroup 1's

@@ -35,14 +35,27 @@ TEST(GroupedGemm, TheHeuristicPicksSwapAbForDecodeSmallTilesForFewTilesAndWgmmaF
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 100, 2, 512, 132).tile, GemmTile::kSmallM);
 }
 
-// Inside a family: the swap-AB split kernels up to 32 rows per expert (pairs at 64, where the
-// activation tile fills half a split stage), the bf16 wgmma kernel's 4 stages up to 512 rows
-// (3 from 1024, where they measured behind); both boundaries lie inside the families' ranges.
+// Inside a family: the swap-AB split kernels up to 32 rows per expert, and at 33-64 rows where
+// the pairs would walk static ranges (fewer than 12 items per SM: deepseek-v3's 8 experts, not
+// 32; pairs there, where the activation tile fills half a split stage), the bf16 wgmma kernel's
+// 4 stages up to 512 rows (3 from 1024, where they measured behind); both boundaries lie
+// inside the families' ranges.
 TEST(GroupedGemm, AutoSettingsInsideAFamilyFollowTheRowsPerExpert) {
-  static_assert(swapab_split_by_default(1) && swapab_split_by_default(8) && swapab_split_by_default(32));
-  EXPECT_TRUE(swapab_split_by_default(kSwapAbSplitMaxM));
-  EXPECT_FALSE(swapab_split_by_default(kSwapAbSplitMaxM + 1));
-  EXPECT_FALSE(swapab_split_by_default(kSwapAbMaxM));
+  static_assert(swapab_split_by_default(1, 32, 7168, 132) && swapab_split_by_default(8, 256, 7168, 132) &&
+                swapab_split_by_default(32, 32, 7168, 132));
+  EXPECT_TRUE(swapab_split_by_default(kSwapAbSplitMaxM, 256, 7168, 132));
+  // 64 rows: down (N 7168) and gate/up (N 4096) over 8 experts -> 896 / 512 items for 132 SMs.
+  EXPECT_TRUE(swapab_split_by_default(kSwapAbMaxM, 8, 7168, 132));
+  EXPECT_TRUE(swapab_split_by_default(kSwapAbSplitMaxM + 1, 8, 4096, 132));
+  // Over 32 experts (3584 / 2048 items), or 8 on few SMs: the pairs.
+  EXPECT_FALSE(swapab_split_by_default(kSwapAbMaxM, 32, 7168, 132));
+  EXPECT_FALSE(swapab_split_by_default(kSwapAbSplitMaxM + 1, 32, 4096, 132));
+  EXPECT_FALSE(swapab_split_by_default(kSwapAbMaxM, 8, 7168, 16));
+  // The boundary: exactly kSwapAbDynamicMinItems items per SM runs the pairs (dynamic).
+  EXPECT_FALSE(swapab_split_by_default(kSwapAbMaxM, 12, 64 * 11, 11));
+  EXPECT_TRUE(swapab_split_by_default(kSwapAbMaxM, 12, 64 * 11 - 64, 11));
+  // Past the family's range the question does not arise.
+  EXPECT_FALSE(swapab_split_by_default(kSwapAbMaxM + 1, 1, 7168, 132));
   EXPECT_LT(kSwapAbSplitMaxM, kSwapAbMaxM);
   EXPECT_EQ(bf16_wgmma_stages_by_default(kBf16WgmmaMinM), 4);
   EXPECT_EQ(bf16_wgmma_stages_by_default(kBf16FourStageMaxM), 4);

@@ -53,13 +53,21 @@ inline constexpr int kWgmmaMinM = 128;
 inline constexpr int kBf16WgmmaMinM = 256;
 TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
 
-// Within a tile family, what the auto settings take from expected_m (bench/RESULTS.md):
-// kSwapAB's split kernels up to kSwapAbSplitMaxM rows per expert (SYMMOE_GEMM_SWAPAB_SCHEDULE
-// = auto), the bf16 kWgmma kernel's 4 stages up to kBf16FourStageMaxM
+// Within a tile family, what the auto settings take from the shape (bench/RESULTS.md):
+// kSwapAB's split kernels (SYMMOE_GEMM_SWAPAB_SCHEDULE = auto) up to kSwapAbSplitMaxM rows per
+// expert, and up to kSwapAbMaxM where the pair kernels would walk static ranges: fewer than
+// kSwapAbDynamicMinItems 64-row weight items per SM (num_experts x n / 64, one pass each), where
+// the split kernels' single items from the device-wide counter end the SMs closer together
+// (NOTE [swap-AB schedule]); the bf16 kWgmma kernel's 4 stages up to kBf16FourStageMaxM
 // (SYMMOE_GEMM_WGMMA_STAGES = auto; fp8 keeps 3).
 inline constexpr int kSwapAbSplitMaxM = 32;
+inline constexpr int kSwapAbDynamicMinItems = 12;
 inline constexpr int kBf16FourStageMaxM = 512;
-constexpr bool swapab_split_by_default(int expected_m) { return expected_m <= kSwapAbSplitMaxM; }
+constexpr bool swapab_split_by_default(int expected_m, int num_experts, int n, int sm_count) {
+  if (expected_m <= kSwapAbSplitMaxM) return true;
+  if (expected_m > kSwapAbMaxM) return false;
+  return static_cast<long long>(num_experts) * (n / 64) < static_cast<long long>(kSwapAbDynamicMinItems) * sm_count;
+}
 constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <= kBf16FourStageMaxM ? 4 : 3; }
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
