@@ -28,6 +28,10 @@
 // --baselines picks them: cublas (dense and per-expert loop), deepgemm (its grouped GEMM, when
 // built in), both (default) or none (= --no-baseline); deepgemm alone lets an A/B of our
 // settings time DeepGEMM in every round at a fraction of the cost.
+// --power: the board's SM clock, power and power-cap share over each timed section (ours, the
+// baselines; gpu_power.hpp), so that implementations timed at different clocks show it. A
+// section needs ~1 s for the figures to mean much (NVML refreshes power every ~20-100 ms):
+// raise --reps; fewer than 20 samples are flagged.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -41,6 +45,7 @@
 #include "gemm_baseline.hpp"
 #include "gemm_baseline_deepgemm.hpp"
 #include "gemm_trace.hpp"
+#include "gpu_power.hpp"
 #include "report.hpp"
 #include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/core/device_info.hpp"
@@ -74,12 +79,13 @@ struct GemmOptions {
   bool early_launch = true;
   bool dry_run = false;
   bool trace = false;
+  bool power = false;
   std::string json;
 };
 
 bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   try {
-    Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace"},
+    Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace", "power"},
               {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json", "baselines"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
@@ -132,6 +138,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->early_launch = !args.flag("no-early-launch");
     o->dry_run = args.flag("dry-run");
     o->trace = args.flag("trace");
+    o->power = args.flag("power");
     SYMMOE_CHECK(!o->trace || o->per_graph >= 2, "--trace needs --per-graph >= 2 (a launch and its predecessor)");
     o->json = args.get("json").value_or("");
     return true;
@@ -142,7 +149,7 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
                  "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
                  "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] "
                  "[--sms N] [--baselines cublas,deepgemm|none] [--no-baseline] [--no-early-launch] [--trace] "
-                 "[--dry-run] [--json FILE]\n",
+                 "[--power] [--dry-run] [--json FILE]\n",
                  e.what());
     return false;
   }
@@ -180,8 +187,10 @@ std::vector<Case> cases(const GemmOptions& o) {
 }
 
 // Median over `reps` graph replays of what `enqueue` puts on `stream`, in microseconds; the
-// graph holds `per_graph` calls enqueue(0 .. per_graph - 1) and the time is per call.
-double time_graph_us(cudaStream_t stream, int reps, const std::function<void(int)>& enqueue, int per_graph = 1) {
+// graph holds `per_graph` calls enqueue(0 .. per_graph - 1) and the time is per call. With a
+// sampler, *power gets the clock and power over the replays.
+double time_graph_us(cudaStream_t stream, int reps, const std::function<void(int)>& enqueue, int per_graph = 1,
+                     PowerSampler* sampler = nullptr, PowerSummary* power = nullptr) {
   enqueue(0);  // warm-up outside the graph (module load, first-touch)
   SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
   CapturedGraph graph(stream, [&] {
@@ -189,6 +198,7 @@ double time_graph_us(cudaStream_t stream, int reps, const std::function<void(int
   });
   graph.launch(stream);
   std::vector<double> us;
+  if (sampler != nullptr) sampler->start();
   for (int i = 0; i < reps; ++i) {
     Event start, stop;
     start.record(stream);
@@ -197,6 +207,7 @@ double time_graph_us(cudaStream_t stream, int reps, const std::function<void(int
     SYMMOE_CUDA_CHECK(cudaEventSynchronize(stop));
     us.push_back(stop.since(start) * 1e3 / per_graph);
   }
+  if (sampler != nullptr && power != nullptr) *power = sampler->stop();
   return median(us);
 }
 
@@ -255,6 +266,14 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
   report.line(concat("device: ", info.name, ", ", info.num_sms, " SMs; d2d copy rate (1 GiB, read+write): ",
                      d2d, " GB/s"));
   report.record("d2d_copy_gbps", d2d, "GB/s");
+  std::unique_ptr<PowerSampler> sampler;
+  if (o.power) {
+    sampler = std::make_unique<PowerSampler>(device);
+    if (!sampler->available()) {
+      report.line(concat("--power: no figures: ", sampler->why_unavailable()));
+      sampler.reset();
+    }
+  }
   int max_e = 1;
   for (int e : o.experts) max_e = std::max(max_e, e);
   gemm::GroupedGemm gg(rt, max_e);
@@ -314,6 +333,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     const size_t trace_stride = size_t(info.num_sms) * gemm::kSwapAbTraceWords;
     const size_t trace_bytes = o.trace ? o.per_graph * trace_stride * sizeof(uint64_t) : 0;
     DeviceBuf trace_words(trace_bytes);
+    PowerSummary power_ours, power_dense, power_loop;
     if (o.trace) SYMMOE_CUDA_CHECK(cudaMemset(trace_words.p, 0, trace_bytes));
     const double us = time_graph_us(
         stream, o.reps,
@@ -324,7 +344,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
           if (o.trace) gi.trace = trace_words.as<uint64_t>() + i * trace_stride;
           tile = gg.run(pi, stream, gi);
         },
-        o.per_graph);
+        o.per_graph, sampler.get(), &power_ours);
     const bool traced = o.trace && tile.tile == gemm::GemmTile::kSwapAB;  // the other kernels write no trace
     SwapAbTraceSummary trace;
     if (traced) {
@@ -352,7 +372,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       try {
         CublasLtGemm dense(c.dtype, static_cast<int64_t>(rows), c.n, c.k);
         dense_us = time_graph_us(
-            stream, o.reps, [&](int i) { dense.run(act.p, weights_for(i), out.p, stream); }, o.per_graph);
+            stream, o.reps, [&](int i) { dense.run(act.p, weights_for(i), out.p, stream); }, o.per_graph,
+            sampler.get(), &power_dense);
         CublasLtGemm one(c.dtype, c.m, c.n, c.k);
         loop_us = time_graph_us(
             stream, o.reps,
@@ -363,7 +384,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
                         out.as<char>() + size_t(e) * c.m * c.n * 2, stream);
               }
             },
-            o.per_graph);
+            o.per_graph, sampler.get(), &power_loop);
       } catch (const Error& e) {
         baseline_note = e.what();
         SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -375,6 +396,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     struct DeepGemmRun {
       std::string name;
       double us, rel_diff;
+      PowerSummary power;
     };
     std::vector<DeepGemmRun> dg_runs;
     std::string dg_note;
@@ -391,9 +413,10 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         for (const DeepGemmConfig& cfg : configs) {
           try {
             DeepGemmGrouped dg(cfg, c.experts, c.m, c.n, c.k, act.p, as.as<float>(), ws.as<float>(), out_dg.p, stream);
+            PowerSummary dg_power;
             const double dg_us = time_graph_us(
-                stream, o.reps, [&](int i) { dg.run(weights_for(i), stream); }, o.per_graph);
-            dg_runs.push_back({cfg.name(), dg_us, bf16_max_rel_diff(out_dg.p, out.p, rows * c.n, stream)});
+                stream, o.reps, [&](int i) { dg.run(weights_for(i), stream); }, o.per_graph, sampler.get(), &dg_power);
+            dg_runs.push_back({cfg.name(), dg_us, bf16_max_rel_diff(out_dg.p, out.p, rows * c.n, stream), dg_power});
           } catch (const Error& e) {
             dg_note = concat(cfg.name(), ": ", e.what());
             SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -428,6 +451,16 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       if (dg_best_us == 0 || r.us < dg_best_us) dg_best_us = r.us;
     }
     if (!dg_note.empty()) std::printf("  %8s DeepGEMM n/a: %s\n", "", dg_note.c_str());
+    if (sampler) {
+      auto print_power = [&](const std::string& what, const PowerSummary& ps) {
+        std::printf("  %8s power %-22s %s%s\n", "", what.c_str(), format_power(ps).c_str(),
+                    ps.samples < 20 ? " (few samples: raise --reps)" : "");
+      };
+      print_power("ours", power_ours);
+      if (dense_us > 0) print_power("dense", power_dense);
+      if (loop_us > 0) print_power("loop", power_loop);
+      for (const DeepGemmRun& r : dg_runs) print_power("DeepGEMM " + r.name, r.power);
+    }
     if (traced) {
       for (const auto& line : trace.lines()) std::printf("  %8s %s\n", "", line.c_str());
     }
@@ -451,6 +484,17 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       report.record(key + " deepgemm " + r.name + " us", r.us, "us");
       report.record(key + " deepgemm " + r.name + " max_rel_diff", r.rel_diff);
     }
+    auto record_power = [&](const std::string& what, const PowerSummary& ps) {
+      if (ps.samples == 0) return;
+      report.record(key + " " + what + " sm_mhz", ps.sm_mhz_mean, "MHz");
+      report.record(key + " " + what + " sm_mhz_min", ps.sm_mhz_min, "MHz");
+      report.record(key + " " + what + " watts", ps.watts_mean, "W");
+      report.record(key + " " + what + " power_capped_fraction", ps.power_capped);
+    };
+    record_power("power ours", power_ours);
+    record_power("power dense", power_dense);
+    record_power("power loop", power_loop);
+    for (const DeepGemmRun& r : dg_runs) record_power("power deepgemm " + r.name, r.power);
     if (dg_best_us > 0) {
       report.record(key + " deepgemm_best_us", dg_best_us, "us");
       report.record(key + " deepgemm_best_tflops", c.flops() / (dg_best_us * 1e-6) / 1e12, "TFLOPS");
