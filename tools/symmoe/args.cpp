@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -16,6 +17,7 @@ Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>&
   };
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
+    if (a == "--help" || a == "-h") SYMMOE_FAIL(kHelpRequest);
     SYMMOE_CHECK(a.rfind("--", 0) == 0, "unexpected argument '", a, "' (options start with --)");
     std::string name = a.substr(2);
     std::optional<std::string> inline_value;
@@ -40,6 +42,15 @@ Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>&
       SYMMOE_FAIL("unknown option '", a, "'; this command takes:", known);
     }
   }
+}
+
+int usage_exit(const std::string& command, const std::exception& e, const std::string& usage) {
+  if (std::string(e.what()).rfind(kHelpRequest, 0) == 0) {
+    std::printf("%s\n", usage.c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "symmoe %s: %s\n%s\n", command.c_str(), e.what(), usage.c_str());
+  return 2;
 }
 
 bool Args::flag(const std::string& name) const { return values_.count(name) != 0; }

@@ -28,6 +28,14 @@ class Args {
 
 uint64_t parse_size(const std::string& option, const std::string& text);
 
+// --help or -h anywhere in argv: Args throws an Error whose text starts with kHelpRequest, and
+// usage_exit prints the usage alone, to stdout, and returns 0; any other error it prints with
+// the usage, to stderr, and returns 2. `command` as in "symmoe <command>: <error>".
+inline constexpr const char* kHelpRequest = "help requested";
+int usage_exit(const std::string& command, const std::exception& e, const std::string& usage);
+// What an option parser returns when the command is to run; else the exit code (usage_exit's).
+inline constexpr int kParsed = -1;
+
 // "a,b,,c" -> {"a", "b", "", "c"} (empty items kept, for the caller's check to name).
 std::vector<std::string> split_commas(const std::string& text);
 

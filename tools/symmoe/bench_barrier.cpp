@@ -126,9 +126,8 @@ int run_bench_barrier(const std::vector<std::string>& argv) {
     reps = static_cast<int>(args.get_int("reps", reps, 1, 1000));
     json_path = args.get("json").value_or("");
   } catch (const Error& e) {
-    std::fprintf(stderr, "symmoe bench barrier: %s\nusage: symmoe bench barrier [--ranks 2,4,8] "
-                         "[--count 10000] [--reps 5] [--json FILE]\n", e.what());
-    return 2;
+    return usage_exit("bench barrier", e,
+                      "usage: symmoe bench barrier [--ranks 2,4,8] [--count 10000] [--reps 5] [--json FILE]");
   }
   const CudaStatus cuda = probe_cuda();
   if (cuda.device_count == 0) {
@@ -181,8 +180,7 @@ int run_bench_residency(const std::vector<std::string>& argv) {
     hold_s = static_cast<double>(args.get_int("hold", 2, 1, 60));
     json_path = args.get("json").value_or("");
   } catch (const Error& e) {
-    std::fprintf(stderr, "symmoe bench residency: %s\nusage: symmoe bench residency [--hold S] [--json FILE]\n", e.what());
-    return 2;
+    return usage_exit("bench residency", e, "usage: symmoe bench residency [--hold S] [--json FILE]");
   }
   const CudaStatus cuda = probe_cuda();
   if (cuda.device_count == 0) {

@@ -62,7 +62,7 @@ struct Options {
 
 constexpr int kStepsPerGraph = 8;
 
-bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
+int parse(const std::vector<std::string>& argv, Options* o, const char* name) {
   try {
     Args args(argv, {"no-baseline"}, {"model", "experts", "top-k", "hidden", "tokens", "routing", "ranks",
                                       "devices", "payload", "alignment", "reps", "json"});
@@ -84,15 +84,13 @@ bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
     o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 10000));
     o->baseline = !args.flag("no-baseline");
     o->json = args.get("json").value_or("");
-    return true;
+    return kParsed;
   } catch (const Error& e) {
-    std::fprintf(stderr,
-                 "symmoe bench %s: %s\nusage: symmoe bench %s [--model deepseek-v3|qwen3-moe|kimi-k2] "
-                 "[--experts E] [--top-k K] [--hidden H] [--tokens 1,128,4096] [--routing uniform,zipf] "
-                 "[--ranks 8] [--devices 0,1,...] [--payload bf16|fp8] [--alignment 128] [--reps 10] "
-                 "[--no-baseline] [--json FILE]\n",
-                 name, e.what(), name);
-    return false;
+    return usage_exit(concat("bench ", name), e,
+                      concat("usage: symmoe bench ", name,
+                             " [--model deepseek-v3|qwen3-moe|kimi-k2] [--experts E] [--top-k K] [--hidden H] "
+                             "[--tokens 1,128,4096] [--routing uniform,zipf] [--ranks 8] [--devices 0,1,...] "
+                             "[--payload bf16|fp8] [--alignment 128] [--reps 10] [--no-baseline] [--json FILE]"));
   }
 }
 
@@ -339,7 +337,7 @@ int run_cpu(const Options& o, const char* name, bool show_dispatch, const std::s
 
 int run(const std::vector<std::string>& argv, const char* name, bool show_dispatch) {
   Options o;
-  if (!parse(argv, &o, name)) return 2;
+  if (const int rc = parse(argv, &o, name); rc != kParsed) return rc;
   const CudaStatus cuda = probe_cuda();
   if (cuda.device_count == 0) return run_cpu(o, name, show_dispatch, cuda.reason);
   for (int d : o.devices) {

@@ -83,7 +83,7 @@ struct GemmOptions {
   std::string json;
 };
 
-bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
+int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   try {
     Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace", "power"},
               {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json", "baselines"});
@@ -141,17 +141,14 @@ bool parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->power = args.flag("power");
     SYMMOE_CHECK(!o->trace || o->per_graph >= 2, "--trace needs --per-graph >= 2 (a launch and its predecessor)");
     o->json = args.get("json").value_or("");
-    return true;
+    return kParsed;
   } catch (const Error& e) {
-    std::fprintf(stderr,
-                 "symmoe bench gemm: %s\nusage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] "
-                 "[--hidden H] [--intermediate I] [--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] "
-                 "[--dtype fp8,bf16] [--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
-                 "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] "
-                 "[--sms N] [--baselines cublas,deepgemm|none] [--no-baseline] [--no-early-launch] [--trace] "
-                 "[--power] [--dry-run] [--json FILE]\n",
-                 e.what());
-    return false;
+    return usage_exit("bench gemm", e,
+                      "usage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] [--hidden H] [--intermediate I] "
+                      "[--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] [--dtype fp8,bf16] "
+                      "[--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
+                      "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--sms N] [--baselines cublas,deepgemm|none] "
+                      "[--no-baseline] [--no-early-launch] [--trace] [--power] [--dry-run] [--json FILE]");
   }
 }
 
@@ -225,7 +222,7 @@ struct DeviceBuf {
 
 int run_bench_gemm(const std::vector<std::string>& argv) {
   GemmOptions o;
-  if (!parse_gemm(argv, &o)) return 2;
+  if (const int rc = parse_gemm(argv, &o); rc != kParsed) return rc;
   const auto all = cases(o);
   Report report("symmoe bench gemm");
   const bool fp8_any = std::count(o.dtypes.begin(), o.dtypes.end(), GemmDtype::kFP8E4M3) > 0;

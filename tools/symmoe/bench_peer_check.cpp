@@ -70,8 +70,7 @@ int run_bench_peer_check(const std::vector<std::string>& argv) {
     reps = static_cast<int>(args.get_int("reps", reps, 3, 100000));
     json_path = args.get("json").value_or("");
   } catch (const Error& e) {
-    std::fprintf(stderr, "symmoe bench peer-check: %s\nusage: symmoe bench peer-check [--ranks 2,8,72] [--reps N] [--json FILE]\n", e.what());
-    return 2;
+    return usage_exit("bench peer-check", e, "usage: symmoe bench peer-check [--ranks 2,8,72] [--reps N] [--json FILE]");
   }
   const bool gpu = probe_cuda().device_count > 0;
   Report report("symmoe bench peer-check");

@@ -167,7 +167,7 @@ struct Options {
   std::string json;
 };
 
-bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
+int parse(const std::vector<std::string>& argv, Options* o, const char* name) {
   try {
     Args args(argv, {"static-weights", "phases"}, {"ranks", "reps", "mode", "cases", "json"});
     o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 16));
@@ -186,11 +186,12 @@ bool parse(const std::vector<std::string>& argv, Options* o, const char* name) {
         SYMMOE_CHECK(known, "--cases: no case named '", n, "'");
       }
     }
-    return true;
+    return kParsed;
   } catch (const Error& e) {
-    std::fprintf(stderr, "symmoe bench %s: %s\nusage: symmoe bench %s [--ranks 4] [--reps 20] "
-                 "[--mode pull|push] [--static-weights] [--phases] [--cases a,b] [--json FILE]\n", name, e.what(), name);
-    return false;
+    return usage_exit(concat("bench ", name), e,
+                      concat("usage: symmoe bench ", name,
+                             " [--ranks 4] [--reps 20] [--mode pull|push] [--static-weights] [--phases] [--cases a,b] "
+                             "[--json FILE]"));
   }
 }
 
@@ -218,7 +219,7 @@ Setup setup(const Options& o, const char* name) {
 
 int run_bench_prefetch(const std::vector<std::string>& argv) {
   Options o;
-  if (!parse(argv, &o, "prefetch")) return 2;
+  if (const int rc = parse(argv, &o, "prefetch"); rc != kParsed) return rc;
   const Setup env = setup(o, "prefetch");
   const DeviceInfo& info = env.info;
   const int sms = env.sms_per_rank;
@@ -323,7 +324,7 @@ int run_bench_prefetch(const std::vector<std::string>& argv) {
 
 int run_bench_grad_reduce(const std::vector<std::string>& argv) {
   Options o;
-  if (!parse(argv, &o, "grad-reduce")) return 2;
+  if (const int rc = parse(argv, &o, "grad-reduce"); rc != kParsed) return rc;
   const Setup env = setup(o, "grad-reduce");
   const DeviceInfo& info = env.info;
   const int sms = env.sms_per_rank;

@@ -47,7 +47,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "doctor") return symmoe::cli::run_doctor(rest);
-    if (command == "bench" && !rest.empty()) {
+    if (command == "bench" && (rest.empty() || rest[0] == "--help" || rest[0] == "-h")) {
+      std::printf(kHelp, symmoe::kVersion);  // the bench commands are listed there
+      return rest.empty() ? 2 : 0;
+    }
+    if (command == "bench") {
       const std::vector<std::string> bench_args(rest.begin() + 1, rest.end());
       if (rest[0] == "peer-check") return symmoe::cli::run_bench_peer_check(bench_args);
       if (rest[0] == "barrier") return symmoe::cli::run_bench_barrier(bench_args);
@@ -62,7 +66,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "symmoe %s: %s\n", command.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "symmoe: unknown command '%s'\n", command.c_str());
+  const std::string what = command == "bench" && !rest.empty() ? "bench " + rest[0] : command;
+  std::fprintf(stderr, "symmoe: unknown command '%s'\n", what.c_str());
   std::fprintf(stderr, kHelp, symmoe::kVersion);
   return 2;
 }
