@@ -8,6 +8,10 @@ Usage: ab_ratio.py LOG [--across]
   --across: per A/B value, the tile variants side by side, each variant's mean against the first
            variant's in the log (e.g. VARIANTS="256:2 192:0": is the 192-wide tile faster, case by
            case, in the same call).
+  --per-ghz: TFLOPS per GHz of the section's mean SM clock instead of TFLOPS (runs made with
+           `symmoe bench gemm --power`, whose "power ours" line follows each case): the H200
+           runs large GEMMs at its power cap, where the clock a run gets moves with what ran
+           before it (bench/RESULTS.md); cases without a power line are left out.
 """
 import argparse
 import collections
@@ -15,11 +19,19 @@ import math
 import re
 
 
-def parse(path):
-    """(variant, value, op, experts, m) -> [TFLOPS per round], with values and variants in log order."""
+def parse(path, per_ghz=False):
+    """(variant, value, op, experts, m) -> [TFLOPS (or TFLOPS per GHz) per round], with values and
+    variants in log order."""
     runs = collections.defaultdict(list)
     values, variants, cur = [], [], None
+    pending = None  # per_ghz: the last case row's (key, TFLOPS), until its power line
     for line in open(path):
+        if per_ghz:
+            m = re.match(r"\s+power ours\s+(\d+) MHz", line)
+            if m and pending:
+                runs[pending[0]].append(pending[1] / (float(m[1]) / 1000))
+                pending = None
+                continue
         m = re.match(r"== bench (n\d+ v\d) \S+?=(\S+) round", line) or re.match(r"== ()(\S+) round \d+$", line)
         if m:
             cur = (m[1] or "env", m[2])
@@ -30,7 +42,11 @@ def parse(path):
             continue
         f = line.split()
         if cur and len(f) > 8 and f[0] in ("gate_up", "down"):
-            runs[cur + (f[0], int(f[2]), int(f[3]))].append(float(f[8]))
+            key = cur + (f[0], int(f[2]), int(f[3]))
+            if per_ghz:
+                pending = (key, float(f[8]))
+            else:
+                runs[key].append(float(f[8]))
     return runs, values, variants
 
 
@@ -58,17 +74,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log")
     ap.add_argument("--across", action="store_true", help="compare the tile variants per A/B value")
+    ap.add_argument("--per-ghz", action="store_true", help="TFLOPS per GHz (logs of runs with --power)")
     args = ap.parse_args()
-    runs, values, variants = parse(args.log)
+    runs, values, variants = parse(args.log, args.per_ghz)
+    unit = "TFLOPS per GHz" if args.per_ghz else "TFLOPS"
     all_cases = sorted({k[2:] for k in runs})
     if args.across:
         for v in values:
-            table(f"== {v}: TFLOPS per round for variants {variants}; ratio = mean / mean of {variants[0]}",
+            table(f"== {v}: {unit} per round for variants {variants}; ratio = mean / mean of {variants[0]}",
                   variants, lambda var, case, v=v: (var, v) + case, all_cases, runs)
         return
     for variant in variants:
         cases = sorted({k[2:] for k in runs if k[0] == variant})
-        table(f"== {variant}: TFLOPS per round for values {values}; ratio = mean / mean of {values[0]}",
+        table(f"== {variant}: {unit} per round for values {values}; ratio = mean / mean of {values[0]}",
               values, lambda val, case, variant=variant: (variant, val) + case, cases, runs)
 
 

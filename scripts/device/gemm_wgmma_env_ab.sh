@@ -7,7 +7,9 @@
 # the first, case by case and as a geometric mean.
 # Env: SETTINGS (default: the default tile against 128 x 256 overlapped), MS (256,1024,4096),
 # EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_env_ab), DG_EACH=1 (DeepGEMM in
-# every run, not only the first: its spread between processes in the same log).
+# every run, not only the first: its spread between processes in the same log), REPS (graph
+# replays per section, default 5), POWER=1 (`--power`: the clock of each section, for
+# `ab_ratio.py --per-ghz`; give REPS 30 or more so that sections last long enough to sample).
 # Output: $OUT/$NAME.log, $OUT/${NAME}_json.tgz (JSON per run).
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -24,8 +26,8 @@ w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
       echo "== $tag round $round"
       # shellcheck disable=SC2086
       env $envs timeout 300 tools/symmoe bench gemm --dtype fp8 --tile wgmma --experts ${EXPERTS:-8,32} \
-        --m ${MS:-256,1024,4096} --reps 5 $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
-        grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|rror"
+        --m ${MS:-256,1024,4096} --reps ${REPS:-5} $([ "${POWER:-0}" = 1 ] && echo --power) $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
+        grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|power ours|rror"
       base=--no-baseline
       [ "${DG_EACH:-0}" = 1 ] && base="--baselines deepgemm"
     done <<<"$settings"
