@@ -78,7 +78,7 @@ namespace {
 
 using wgmma_frame::advance_stage;
 
-constexpr int kItemRows = 64;   // weight rows of a work item: one consumer warpgroup's wgmma M
+constexpr int kItemRows = kSwapAbItemRows;  // weight rows of a work item: one consumer warpgroup's wgmma M
 constexpr int kKBlock = 128;    // bytes (fp8 elements) of K per stage = kFp8ScaleBlock
 constexpr int kThreads = 384;   // warp 1: producer (warps 0, 2, 3 idle: warpgroup alignment), warps 4-11: consumers
 constexpr int kConsumerWarps = 8;

@@ -204,7 +204,10 @@ double time_graph_us(cudaStream_t stream, int reps, const std::function<void(int
     SYMMOE_CUDA_CHECK(cudaEventSynchronize(stop));
     us.push_back(stop.since(start) * 1e3 / per_graph);
   }
-  if (sampler != nullptr && power != nullptr) *power = sampler->stop();
+  if (sampler != nullptr) {
+    const PowerSummary summary = sampler->stop();
+    if (power != nullptr) *power = summary;
+  }
   return median(us);
 }
 

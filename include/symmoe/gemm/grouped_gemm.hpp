@@ -62,11 +62,13 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
 // (SYMMOE_GEMM_WGMMA_STAGES = auto; fp8 keeps 3).
 inline constexpr int kSwapAbSplitMaxM = 32;
 inline constexpr int kSwapAbDynamicMinItems = 12;
+inline constexpr int kSwapAbItemRows = 64;  // weight rows of a swap-AB work item (one wgmma M)
 inline constexpr int kBf16FourStageMaxM = 512;
 constexpr bool swapab_split_by_default(int expected_m, int num_experts, int n, int sm_count) {
   if (expected_m <= kSwapAbSplitMaxM) return true;
   if (expected_m > kSwapAbMaxM) return false;
-  return static_cast<long long>(num_experts) * (n / 64) < static_cast<long long>(kSwapAbDynamicMinItems) * sm_count;
+  return static_cast<long long>(num_experts) * (n / kSwapAbItemRows) <
+         static_cast<long long>(kSwapAbDynamicMinItems) * sm_count;
 }
 constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <= kBf16FourStageMaxM ? 4 : 3; }
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
