@@ -33,4 +33,6 @@ if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -1)" != "3.25" ]; 
 fi
 # CUTLASS/CuTe headers for the grouped GEMM kernels (pinned wheel from PyPI, headers only).
 "$(dirname "$0")/fetch-cutlass.sh"
+# cuobjdump for the kernel resource check (ctest build.kernel_resources; pinned wheel from PyPI).
+"$(dirname "$0")/fetch-cuobjdump.sh"
 echo "install-deps: ok (cmake $cmake_version, $(nvcc --version | tail -1))"

@@ -395,11 +395,13 @@ SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t 
 // tensor pipe holds the next block while the FFMAs run; the stage drains at its end (wait 0),
 // its last block's scales are read into registers, the stage is released, and only then is
 // that block promoted: the producer refills the stage one promotion sooner. The two buffers
-// stay in registers (64-row pairs: 138 registers, no spill). Why it matters at all: with 64
-// rows per pass a stage's wgmmas are 4 x m64n64k32 per K block and warpgroup, and at 64-row
-// pairs only two 96 KiB stages fit, so the time a stage is held by its math is time it is not
-// in flight. Measured on the H200 (bench/results/gemm_swapab_overlap_ab.log, three rounds in
-// one call): down 8 x 64 1.014x, the other 15 decode cases of deepseek-v3 level (0.996-1.008x).
+// stay in registers (64-row pairs: 138 registers, no spill). Measured on the H200
+// (bench/results/gemm_swapab_overlap_ab.log, three rounds in one call): down 8 x 64 1.014x, the
+// other 15 decode cases of deepseek-v3 level (0.996-1.008x). The stage hold itself is not the
+// bound: a timing-only probe that releases every stage right after its full wait, before any
+// math, gained nothing (1.000x over the 16 cases, down 8 x 64 1.012x;
+// bench/results/gemm_probe_release_ab.log), nor did 4-5 weight stages at 64 rows (<= 1.02x,
+// gemm_swapab_probe_stages_ab.log) or no activation copies (1.03x, gemm_swapab_probe_noact_ab.log).
 // What bounds 64 rows (same call, timing-only builds): with no wgmma at all down 8 x 64 runs
 // 1.10-1.13x faster and every CTA's stream ends ~3.8 us sooner (median and maximum alike: the
 // rate, not the tail; bench/results/gemm_swapab_trace64.log), so the math in the ring is the

@@ -430,7 +430,10 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // K block's promotion and the next wgmma issue, not instruction count: the stage wait's
 // try-wait and the end-of-tile test sat there (stall samples, bench/RESULTS.md); with the
 // probe and the full rounds 128 x 192 went from 1.14-1.37x behind DeepGEMM's best config to
-// 0.89-1.02x of it at gate/up (down over 8 experts still 0.65-0.91x).
+// 0.89-1.02x of it at gate/up (down over 8 experts still 0.65-0.91x). Not the bound either
+// (timing-only probes, bench/RESULTS.md "Six timing-only probes"): the stage ring (stages
+// released before their math: 1.000x), the activation-scale copies (none at all: 0.998x), a
+// staggered start of the two warpgroups per tile (0.990-1.005x), the probe as test_wait (1.007x).
 template <class Shape, int kBoundary>
 SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
                                     const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
