@@ -24,15 +24,13 @@ const sm90::ConfigOps& ops_for(GemmDtype dtype, GemmTile tile) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The fp8 wgmma tile for `hint` (NOTE [fp8 wgmma tile width]; an empty hint: the shape unknown).
+// The fp8 wgmma kernel's 128 x width x 128 tile; fp8_wgmma_tile_n returns 128, 192 or 256.
 TileChoice describe_fp8_wgmma(const sm90::WgmmaShapeHint& hint) {
   const int width = sm90::fp8_wgmma_tile_n(hint);
-  if (width == 192) {
-    return TileChoice{GemmTile::kWgmma, 128, 192, 128, "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"};
-  }
-  if (width == 128) {
-    return TileChoice{GemmTile::kWgmma, 128, 128, 128, "fp8 128x128x128 wgmma, warp-specialized (no CUTLASS)"};
-  }
-  return TileChoice{GemmTile::kWgmma, 128, 256, 128, "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)"};
+  const char* name = width == 192   ? "fp8 128x192x128 wgmma, warp-specialized (no CUTLASS)"
+                     : width == 128 ? "fp8 128x128x128 wgmma, warp-specialized (no CUTLASS)"
+                                    : "fp8 128x256x128 wgmma, warp-specialized (no CUTLASS)";
+  return TileChoice{GemmTile::kWgmma, 128, width, 128, name};
 }
 
 }  // namespace

@@ -17,7 +17,6 @@ Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>&
   };
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    if (a == "--help" || a == "-h") SYMMOE_FAIL(kHelpRequest);
     SYMMOE_CHECK(a.rfind("--", 0) == 0, "unexpected argument '", a, "' (options start with --)");
     std::string name = a.substr(2);
     std::optional<std::string> inline_value;
@@ -44,11 +43,16 @@ Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>&
   }
 }
 
+bool help_requested(const std::vector<std::string>& argv) {
+  return std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
+}
+
+int print_usage(const std::string& usage) {
+  std::printf("%s\n", usage.c_str());
+  return 0;
+}
+
 int usage_exit(const std::string& command, const std::exception& e, const std::string& usage) {
-  if (std::string(e.what()).rfind(kHelpRequest, 0) == 0) {
-    std::printf("%s\n", usage.c_str());
-    return 0;
-  }
   std::fprintf(stderr, "symmoe %s: %s\n%s\n", command.c_str(), e.what(), usage.c_str());
   return 2;
 }

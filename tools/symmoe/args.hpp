@@ -28,10 +28,12 @@ class Args {
 
 uint64_t parse_size(const std::string& option, const std::string& text);
 
-// --help or -h anywhere in argv: Args throws an Error whose text starts with kHelpRequest, and
-// usage_exit prints the usage alone, to stdout, and returns 0; any other error it prints with
-// the usage, to stderr, and returns 2. `command` as in "symmoe <command>: <error>".
-inline constexpr const char* kHelpRequest = "help requested";
+// Every command's parser starts with `if (help_requested(argv)) return print_usage(usage);`:
+// --help or -h anywhere in argv (also where an option's value would be) prints the usage alone,
+// to stdout, and exits 0, whatever else argv holds. usage_exit prints a parse error with the
+// usage, to stderr, and returns 2; `command` as in "symmoe <command>: <error>".
+bool help_requested(const std::vector<std::string>& argv);
+int print_usage(const std::string& usage);
 int usage_exit(const std::string& command, const std::exception& e, const std::string& usage);
 // What an option parser returns when the command is to run; else the exit code (usage_exit's).
 inline constexpr int kParsed = -1;

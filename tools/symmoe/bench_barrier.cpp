@@ -119,6 +119,8 @@ int run_bench_barrier(const std::vector<std::string>& argv) {
   std::vector<int> rank_counts = {2, 4, 8};
   int count = 10000, reps = 5;
   std::string json_path;
+  const std::string usage = "usage: symmoe bench barrier [--ranks 2,4,8] [--count 10000] [--reps 5] [--json FILE]";
+  if (help_requested(argv)) return print_usage(usage);
   try {
     Args args(argv, {}, {"ranks", "count", "reps", "json"});
     if (auto r = args.get_int_list("ranks"); !r.empty()) rank_counts = r;
@@ -126,8 +128,7 @@ int run_bench_barrier(const std::vector<std::string>& argv) {
     reps = static_cast<int>(args.get_int("reps", reps, 1, 1000));
     json_path = args.get("json").value_or("");
   } catch (const Error& e) {
-    return usage_exit("bench barrier", e,
-                      "usage: symmoe bench barrier [--ranks 2,4,8] [--count 10000] [--reps 5] [--json FILE]");
+    return usage_exit("bench barrier", e, usage);
   }
   const CudaStatus cuda = probe_cuda();
   if (cuda.device_count == 0) {
@@ -175,12 +176,14 @@ int run_bench_barrier(const std::vector<std::string>& argv) {
 int run_bench_residency(const std::vector<std::string>& argv) {
   double hold_s = 2.0;
   std::string json_path;
+  const std::string usage = "usage: symmoe bench residency [--hold S] [--json FILE]";
+  if (help_requested(argv)) return print_usage(usage);
   try {
     Args args(argv, {}, {"hold", "json"});
     hold_s = static_cast<double>(args.get_int("hold", 2, 1, 60));
     json_path = args.get("json").value_or("");
   } catch (const Error& e) {
-    return usage_exit("bench residency", e, "usage: symmoe bench residency [--hold S] [--json FILE]");
+    return usage_exit("bench residency", e, usage);
   }
   const CudaStatus cuda = probe_cuda();
   if (cuda.device_count == 0) {

@@ -63,6 +63,12 @@ struct Options {
 constexpr int kStepsPerGraph = 8;
 
 int parse(const std::vector<std::string>& argv, Options* o, const char* name) {
+  const std::string usage =
+      concat("usage: symmoe bench ", name,
+             " [--model deepseek-v3|qwen3-moe|kimi-k2] [--experts E] [--top-k K] [--hidden H] "
+             "[--tokens 1,128,4096] [--routing uniform,zipf] [--ranks 8] [--devices 0,1,...] "
+             "[--payload bf16|fp8] [--alignment 128] [--reps 10] [--no-baseline] [--json FILE]");
+  if (help_requested(argv)) return print_usage(usage);
   try {
     Args args(argv, {"no-baseline"}, {"model", "experts", "top-k", "hidden", "tokens", "routing", "ranks",
                                       "devices", "payload", "alignment", "reps", "json"});
@@ -86,11 +92,7 @@ int parse(const std::vector<std::string>& argv, Options* o, const char* name) {
     o->json = args.get("json").value_or("");
     return kParsed;
   } catch (const Error& e) {
-    return usage_exit(concat("bench ", name), e,
-                      concat("usage: symmoe bench ", name,
-                             " [--model deepseek-v3|qwen3-moe|kimi-k2] [--experts E] [--top-k K] [--hidden H] "
-                             "[--tokens 1,128,4096] [--routing uniform,zipf] [--ranks 8] [--devices 0,1,...] "
-                             "[--payload bf16|fp8] [--alignment 128] [--reps 10] [--no-baseline] [--json FILE]"));
+    return usage_exit(concat("bench ", name), e, usage);
   }
 }
 

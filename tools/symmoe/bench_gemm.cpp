@@ -83,7 +83,15 @@ struct GemmOptions {
   std::string json;
 };
 
+constexpr const char* kGemmUsage =
+    "usage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] [--hidden H] [--intermediate I] "
+    "[--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] [--dtype fp8,bf16] "
+    "[--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
+    "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--sms N] [--baselines cublas,deepgemm|none] "
+    "[--no-baseline] [--no-early-launch] [--trace] [--power] [--dry-run] [--json FILE]";
+
 int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
+  if (help_requested(argv)) return print_usage(kGemmUsage);
   try {
     Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace", "power"},
               {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json", "baselines"});
@@ -143,12 +151,7 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->json = args.get("json").value_or("");
     return kParsed;
   } catch (const Error& e) {
-    return usage_exit("bench gemm", e,
-                      "usage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] [--hidden H] [--intermediate I] "
-                      "[--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] [--dtype fp8,bf16] "
-                      "[--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
-                      "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--sms N] [--baselines cublas,deepgemm|none] "
-                      "[--no-baseline] [--no-early-launch] [--trace] [--power] [--dry-run] [--json FILE]");
+    return usage_exit("bench gemm", e, kGemmUsage);
   }
 }
 

@@ -64,13 +64,15 @@ int run_bench_peer_check(const std::vector<std::string>& argv) {
   std::vector<int> rank_counts = {2, 8, 72};
   int reps = 101;
   std::string json_path;
+  const std::string usage = "usage: symmoe bench peer-check [--ranks 2,8,72] [--reps N] [--json FILE]";
+  if (help_requested(argv)) return print_usage(usage);
   try {
     Args args(argv, {}, {"ranks", "reps", "json"});
     if (auto r = args.get_int_list("ranks"); !r.empty()) rank_counts = r;
     reps = static_cast<int>(args.get_int("reps", reps, 3, 100000));
     json_path = args.get("json").value_or("");
   } catch (const Error& e) {
-    return usage_exit("bench peer-check", e, "usage: symmoe bench peer-check [--ranks 2,8,72] [--reps N] [--json FILE]");
+    return usage_exit("bench peer-check", e, usage);
   }
   const bool gpu = probe_cuda().device_count > 0;
   Report report("symmoe bench peer-check");

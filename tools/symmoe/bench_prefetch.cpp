@@ -168,6 +168,10 @@ struct Options {
 };
 
 int parse(const std::vector<std::string>& argv, Options* o, const char* name) {
+  const std::string usage = concat("usage: symmoe bench ", name,
+                                   " [--ranks 4] [--reps 20] [--mode pull|push] [--static-weights] [--phases] "
+                                   "[--cases a,b] [--json FILE]");
+  if (help_requested(argv)) return print_usage(usage);
   try {
     Args args(argv, {"static-weights", "phases"}, {"ranks", "reps", "mode", "cases", "json"});
     o->ranks = static_cast<int>(args.get_int("ranks", o->ranks, 1, 16));
@@ -188,10 +192,7 @@ int parse(const std::vector<std::string>& argv, Options* o, const char* name) {
     }
     return kParsed;
   } catch (const Error& e) {
-    return usage_exit(concat("bench ", name), e,
-                      concat("usage: symmoe bench ", name,
-                             " [--ranks 4] [--reps 20] [--mode pull|push] [--static-weights] [--phases] [--cases a,b] "
-                             "[--json FILE]"));
+    return usage_exit(concat("bench ", name), e, usage);
   }
 }
 

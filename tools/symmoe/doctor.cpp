@@ -102,13 +102,12 @@ int run_doctor(const std::vector<std::string>& argv) {
   SmokeOptions so;
   bool processes = false, require_gpu = false;
   std::string json_path;
+  if (help_requested(argv)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   try {
-    Args args(argv, {"processes", "require-gpu", "help"},
-              {"ranks", "devices", "bytes", "timeout", "json"});
-    if (args.flag("help")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
+    Args args(argv, {"processes", "require-gpu"}, {"ranks", "devices", "bytes", "timeout", "json"});
     so.ranks = static_cast<int>(args.get_int("ranks", 4, 0, device::kMaxRanks));
     so.devices = args.get_int_list("devices");
     so.bytes_per_rank = args.get_size("bytes", so.bytes_per_rank);
