@@ -24,7 +24,10 @@
 //   what a kernel that only moves those bytes reaches at this size (launch, ramp and tail
 //   included), so Wt% / Copy% separates the size's fixed costs from the GEMM's own.
 //   Dense baseline: act [E*M, K] x one [N, K] weight matrix: the same FLOPs, E times fewer
-//   weight bytes, per-tensor scales (no block-scale promotion): an upper bound for fp8.
+//   weight bytes, per-tensor scales (no block-scale promotion): an upper bound for fp8. fp8
+//   also gets "Dense block-scaled": that GEMM with the recipe's 1 x 128 / 128 x 128 scales
+//   (cuBLASLt's promoting kernels, gemm_baseline.hpp), the same arithmetic as ours on one
+//   weight matrix; n/a where cuBLASLt has no algorithm for it.
 // --baselines picks them: cublas (dense and per-expert loop), deepgemm (its grouped GEMM, when
 // built in), both (default) or none (= --no-baseline); deepgemm alone lets an A/B of our
 // settings time DeepGEMM in every round at a fraction of the cost.
@@ -239,6 +242,10 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
               "Wt% = weight bytes / time vs the d2d copy rate");
   report.line("Dense = cuBLASLt, one GEMM [E*M, K] x [N, K] (same FLOPs, one weight matrix, per-tensor scales); "
               "Loop = cuBLASLt, one GEMM per expert");
+  if (fp8_any) {
+    report.line("Dense block-scaled = the same dense GEMM with the recipe's 1x128 activation and 128x128 weight "
+                "scales (cuBLASLt's own promotion); ours = its time / ours");
+  }
   if (!deepgemm_kernels().empty()) {
     report.line("DeepGEMM = its SM90 fp8 grouped GEMM (contiguous layout), every built-in config; ours = its time / "
                 "ours (> 1: ours faster)");
@@ -336,7 +343,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     const size_t trace_stride = size_t(info.num_sms) * gemm::kSwapAbTraceWords;
     const size_t trace_bytes = o.trace ? o.per_graph * trace_stride * sizeof(uint64_t) : 0;
     DeviceBuf trace_words(trace_bytes);
-    PowerSummary power_ours, power_dense, power_loop;
+    PowerSummary power_ours, power_dense, power_loop, power_dense_block;
     if (o.trace) SYMMOE_CUDA_CHECK(cudaMemset(trace_words.p, 0, trace_bytes));
     const double us = time_graph_us(
         stream, o.reps,
@@ -369,8 +376,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     }
     rt.check(stream);
     // A baseline cuBLASLt refuses (e.g. an fp8 shape it has no kernel for) shows as n/a.
-    double dense_us = 0, loop_us = 0;
-    std::string baseline_note;
+    double dense_us = 0, loop_us = 0, dense_block_us = 0;
+    std::string baseline_note, dense_block_note;
     if (o.baseline) {
       try {
         CublasLtGemm dense(c.dtype, static_cast<int64_t>(rows), c.n, c.k);
@@ -391,6 +398,17 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       } catch (const Error& e) {
         baseline_note = e.what();
         SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      }
+      if (fp8) {  // the same dense GEMM with the recipe's block scales (its own n/a)
+        try {
+          CublasLtGemm dense_block(c.dtype, static_cast<int64_t>(rows), c.n, c.k, Fp8Scales::kBlock);
+          dense_block_us = time_graph_us(
+              stream, o.reps, [&](int i) { dense_block.run(act.p, weights_for(i), out.p, stream); }, o.per_graph,
+              sampler.get(), &power_dense_block);
+        } catch (const Error& e) {
+          dense_block_note = e.what();
+          SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        }
       }
     }
     // DeepGEMM (when built in; gemm_baseline_deepgemm.hpp): every compiled config that takes
@@ -447,6 +465,12 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         100 * copy_frac, us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
                 loop_us > 0 ? loop_us / us : 0.0);
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
+    if (dense_block_us > 0) {
+      std::printf("  %8s Dense block-scaled    %9.1f us %8.1f TFLOPS  ours %5.2fx\n", "", dense_block_us,
+                  c.flops() / (dense_block_us * 1e-6) / 1e12, dense_block_us / us);
+    } else if (!dense_block_note.empty()) {
+      std::printf("  %8s Dense block-scaled n/a: %s\n", "", dense_block_note.c_str());
+    }
     double dg_best_us = 0;
     for (const DeepGemmRun& r : dg_runs) {
       std::printf("  %8s DeepGEMM %-12s %9.1f us %8.1f TFLOPS  ours %5.2fx  max |diff| / max |ours| %.2e\n", "",
@@ -461,6 +485,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       };
       print_power("ours", power_ours);
       if (dense_us > 0) print_power("dense", power_dense);
+      if (dense_block_us > 0) print_power("dense block-scaled", power_dense_block);
       if (loop_us > 0) print_power("loop", power_loop);
       for (const DeepGemmRun& r : dg_runs) print_power("DeepGEMM " + r.name, r.power);
     }
@@ -482,6 +507,10 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       report.record(key + " dense_us", dense_us, "us");
       report.record(key + " dense_tflops", dense_tflops, "TFLOPS");
     }
+    if (dense_block_us > 0) {
+      report.record(key + " dense_block_scaled_us", dense_block_us, "us");
+      report.record(key + " dense_block_scaled_tflops", c.flops() / (dense_block_us * 1e-6) / 1e12, "TFLOPS");
+    }
     if (loop_us > 0) report.record(key + " loop_us", loop_us, "us");
     for (const DeepGemmRun& r : dg_runs) {
       report.record(key + " deepgemm " + r.name + " us", r.us, "us");
@@ -496,6 +525,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     };
     record_power("power ours", power_ours);
     record_power("power dense", power_dense);
+    record_power("power dense block-scaled", power_dense_block);
     record_power("power loop", power_loop);
     for (const DeepGemmRun& r : dg_runs) record_power("power deepgemm " + r.name, r.power);
     if (dg_best_us > 0) {

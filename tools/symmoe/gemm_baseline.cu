@@ -2,6 +2,8 @@
 
 #include <cublasLt.h>
 
+#include <memory>
+
 #include "symmoe/core/error.hpp"
 
 namespace symmoe::cli {
@@ -60,12 +62,28 @@ struct CublasLtGemm::State {
   void* workspace = nullptr;
   size_t workspace_bytes = size_t{64} << 20;
   float* scales = nullptr;  // per-tensor scales: weights at [0], activations at [4] (16-byte aligned each)
+  float* block_scales = nullptr;  // Fp8Scales::kBlock: weights' [N / 128][K / 128], then activations' [K / 128][M]
+  ~State() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (handle) cublasLtDestroy(handle);
+    cudaFree(workspace);
+    cudaFree(scales);
+    cudaFree(block_scales);
+  }
 };
 
 // Column-major view: out^T [N x M] = W [N x K] · act^T [K x M]. W is row-major [N, K], i.e. a
 // column-major K x N matrix taken transposed ("TN", the layout cuBLASLt's fp8 path requires).
-CublasLtGemm::CublasLtGemm(gemm::GemmDtype dtype, int64_t m, int64_t n, int64_t k) : s_(new State) {
+CublasLtGemm::CublasLtGemm(gemm::GemmDtype dtype, int64_t m, int64_t n, int64_t k, Fp8Scales scales)
+    : s_(new State) {
+  std::unique_ptr<State> guard(s_);  // a failed set-up (a throw below) frees what it made
   const bool fp8 = dtype == gemm::GemmDtype::kFP8E4M3;
+  const bool block = fp8 && scales == Fp8Scales::kBlock;
+  SYMMOE_CHECK(!block || (n % 128 == 0 && k % 512 == 0 && m % 4 == 0), "cuBLASLt block-scaled fp8: N = ", n,
+               " must be a multiple of 128, K = ", k, " of 512 (16-byte scale rows), M = ", m, " of 4");
   const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
   check(cublasLtCreate(&s_->handle), "cublasLtCreate");
   check(cublasLtMatmulDescCreate(&s_->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -76,7 +94,22 @@ CublasLtGemm::CublasLtGemm(gemm::GemmDtype dtype, int64_t m, int64_t n, int64_t 
   SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&s_->scales), 8 * sizeof(float)));
   const float ones[8] = {1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f};
   SYMMOE_CUDA_CHECK(cudaMemcpy(s_->scales, ones, sizeof(ones), cudaMemcpyHostToDevice));
-  if (fp8) {
+  if (block) {
+    // A = the weights (K innermost): 128 x 128 blocks; B = the activations (K innermost): 1 x 128.
+    const size_t w_count = size_t(n / 128) * (k / 128), a_count = size_t(k / 128) * m;
+    SYMMOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&s_->block_scales), (w_count + a_count) * sizeof(float)));
+    fill_f32(s_->block_scales, w_count + a_count, 1.f, nullptr);
+    SYMMOE_CUDA_CHECK(cudaDeviceSynchronize());
+    const int32_t mode_a = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    const float* sa = s_->block_scales;
+    const float* sb = s_->block_scales + w_count;
+    check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a, sizeof(mode_a)),
+          "A scale mode (128 x 128 blocks)");
+    check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b, sizeof(mode_b)),
+          "B scale mode (1 x 128 blocks)");
+    check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa)), "A scale");
+    check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb)), "B scale");
+  } else if (fp8) {
     const float* sa = s_->scales;
     const float* sb = s_->scales + 4;
     check(cublasLtMatmulDescSetAttribute(s_->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa)), "A scale");
@@ -94,20 +127,12 @@ CublasLtGemm::CublasLtGemm(gemm::GemmDtype dtype, int64_t m, int64_t n, int64_t 
                                                            s_->algos, &s_->num_algos);
   cublasLtMatmulPreferenceDestroy(pref);
   check(st, "cublasLtMatmulAlgoGetHeuristic");
-  SYMMOE_CHECK(s_->num_algos > 0, "cuBLASLt has no algorithm for ", fp8 ? "fp8" : "bf16", " M = ", m, ", N = ", n,
-               ", K = ", k);
+  SYMMOE_CHECK(s_->num_algos > 0, "cuBLASLt has no algorithm for ", block ? "block-scaled fp8" : fp8 ? "fp8" : "bf16",
+               " M = ", m, ", N = ", n, ", K = ", k);
+  guard.release();
 }
 
-CublasLtGemm::~CublasLtGemm() {
-  if (s_->a) cublasLtMatrixLayoutDestroy(s_->a);
-  if (s_->b) cublasLtMatrixLayoutDestroy(s_->b);
-  if (s_->d) cublasLtMatrixLayoutDestroy(s_->d);
-  if (s_->desc) cublasLtMatmulDescDestroy(s_->desc);
-  if (s_->handle) cublasLtDestroy(s_->handle);
-  cudaFree(s_->workspace);
-  cudaFree(s_->scales);
-  delete s_;
-}
+CublasLtGemm::~CublasLtGemm() { delete s_; }
 
 // A candidate the heuristic offers can still be refused at run time (CUBLAS_STATUS_NOT_SUPPORTED):
 // the next one is tried, so the first run decides (outside any graph capture: bench warm-up).

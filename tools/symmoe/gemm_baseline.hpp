@@ -1,7 +1,9 @@
 // The same-run baselines of `symmoe bench gemm`, on cuBLASLt: one dense GEMM of the grouped
 // problem's total FLOPs (all experts' rows against one weight matrix; fp8 with per-tensor
-// scales, the best case for cuBLASLt), and a loop of one GEMM per expert (what a framework
-// without a grouped kernel does). Plus device fills for the benchmark's inputs.
+// scales, the best case for cuBLASLt, or with the DeepSeek-V3 recipe's block scales — the
+// grouped kernels' own promotion — where cuBLASLt has it: Hopper, cuBLAS 12.9+), and a loop of
+// one GEMM per expert (what a framework without a grouped kernel does). Plus device fills for
+// the benchmark's inputs.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -13,11 +15,18 @@
 
 namespace symmoe::cli {
 
-// out[m, n] = act[m, :] · w[n, :] (row-major act [M, K], w [N, K], out [M, N] bf16); fp8 uses
-// per-tensor scales of 1 (device scalars). The algorithm is chosen once, by cuBLASLt's heuristic.
+// How an fp8 baseline scales its operands: one scalar per tensor, or the recipe's blocks —
+// activations 1 x 128 along K (cuBLASLt's VEC128_32F; the scales K-block-major, [K / 128][M]),
+// weights 128 x 128 (BLK128x128_32F; [N / 128][K / 128], K / 128 a multiple of 4). Every scale
+// is 1: the values do not change the work, the modes select cuBLASLt's promoting kernels.
+enum class Fp8Scales { kTensor, kBlock };
+
+// out[m, n] = act[m, :] · w[n, :] (row-major act [M, K], w [N, K], out [M, N] bf16). The
+// algorithm is chosen once, by cuBLASLt's heuristic; a configuration it has no algorithm for
+// throws (the bench prints the baseline as n/a).
 class CublasLtGemm {
  public:
-  CublasLtGemm(gemm::GemmDtype dtype, int64_t m, int64_t n, int64_t k);
+  CublasLtGemm(gemm::GemmDtype dtype, int64_t m, int64_t n, int64_t k, Fp8Scales scales = Fp8Scales::kTensor);
   ~CublasLtGemm();
   CublasLtGemm(const CublasLtGemm&) = delete;
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
