@@ -445,10 +445,12 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         }
       }
     }
-    const double tflops = c.flops() / (us * 1e-6) / 1e12;
+    // TFLOPS of a timing of this case (0 for none: a baseline that did not run).
+    auto tflops_at = [&](double t_us) { return t_us > 0 ? c.flops() / (t_us * 1e-6) / 1e12 : 0.0; };
+    const double tflops = tflops_at(us);
     const double hbm = c.bytes() / (us * 1e-6) / 1e9;
     const double wt = c.weight_bytes() / (us * 1e-6) / 1e9 / d2d;
-    const double dense_tflops = dense_us > 0 ? c.flops() / (dense_us * 1e-6) / 1e12 : 0;
+    const double dense_tflops = tflops_at(dense_us), dense_block_tflops = tflops_at(dense_block_us);
     char tile_text[16];
     if (tile.tile == gemm::GemmTile::kDecode) {
       std::snprintf(tile_text, sizeof(tile_text), "decode");
@@ -467,14 +469,14 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
     if (dense_block_us > 0) {
       std::printf("  %8s Dense block-scaled    %9.1f us %8.1f TFLOPS  ours %5.2fx\n", "", dense_block_us,
-                  c.flops() / (dense_block_us * 1e-6) / 1e12, dense_block_us / us);
+                  dense_block_tflops, dense_block_us / us);
     } else if (!dense_block_note.empty()) {
       std::printf("  %8s Dense block-scaled n/a: %s\n", "", dense_block_note.c_str());
     }
     double dg_best_us = 0;
     for (const DeepGemmRun& r : dg_runs) {
       std::printf("  %8s DeepGEMM %-12s %9.1f us %8.1f TFLOPS  ours %5.2fx  max |diff| / max |ours| %.2e\n", "",
-                  r.name.c_str(), r.us, c.flops() / (r.us * 1e-6) / 1e12, r.us / us, r.rel_diff);
+                  r.name.c_str(), r.us, tflops_at(r.us), r.us / us, r.rel_diff);
       if (dg_best_us == 0 || r.us < dg_best_us) dg_best_us = r.us;
     }
     if (!dg_note.empty()) std::printf("  %8s DeepGEMM n/a: %s\n", "", dg_note.c_str());
@@ -509,7 +511,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     }
     if (dense_block_us > 0) {
       report.record(key + " dense_block_scaled_us", dense_block_us, "us");
-      report.record(key + " dense_block_scaled_tflops", c.flops() / (dense_block_us * 1e-6) / 1e12, "TFLOPS");
+      report.record(key + " dense_block_scaled_tflops", dense_block_tflops, "TFLOPS");
     }
     if (loop_us > 0) report.record(key + " loop_us", loop_us, "us");
     for (const DeepGemmRun& r : dg_runs) {
@@ -530,7 +532,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     for (const DeepGemmRun& r : dg_runs) record_power("power deepgemm " + r.name, r.power);
     if (dg_best_us > 0) {
       report.record(key + " deepgemm_best_us", dg_best_us, "us");
-      report.record(key + " deepgemm_best_tflops", c.flops() / (dg_best_us * 1e-6) / 1e12, "TFLOPS");
+      report.record(key + " deepgemm_best_tflops", tflops_at(dg_best_us), "TFLOPS");
     }
     for (int i = 0; i < SwapAbTraceSummary::kMilestones && trace.launches > 0; ++i) {
       const std::string k = key + " trace " + SwapAbTraceSummary::kKeys[i];
