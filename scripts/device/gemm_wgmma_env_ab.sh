@@ -27,7 +27,7 @@ w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
       # shellcheck disable=SC2086
       env $envs timeout 300 tools/symmoe bench gemm --dtype fp8 --tile wgmma --experts ${EXPERTS:-8,32} \
         --m ${MS:-256,1024,4096} --reps ${REPS:-5} $([ "${POWER:-0}" = 1 ] && echo --power) $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
-        grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|power ours|rror"
+        grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|power ours|rror|^symmoe "
       base=--no-baseline
       [ "${DG_EACH:-0}" = 1 ] && base="--baselines deepgemm"
     done <<<"$settings"
