@@ -72,7 +72,8 @@ struct Bf16Consumer {
     int s = 0;
     uint32_t phase = 0;
     bool ok = true;
-    for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile&) {
+    for_each_consumer_tile<Shape>(
+        src, sm, n_blocks, me, map_out, acc, ok, ctx, [&] { return StageAt{s, phase}; }, [&](const ConsumerTile&) {
       int held = -1;  // the stage of the K block whose wgmmas may still run
       for (int kb = 0; kb < kblocks; ++kb) {
         // A failed wait (reported; the abort flag stops the other waiters) does not leave the

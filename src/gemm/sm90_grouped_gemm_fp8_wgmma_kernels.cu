@@ -267,7 +267,8 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   int s = 0;
   uint32_t phase = 0;
   bool ok = true;
-  for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile& tile) {
+  for_each_consumer_tile<Shape, kHandoff != kFree>(
+      src, sm, n_blocks, me, map_out, acc, ok, ctx, [&] { return StageAt{s, phase}; }, [&](const ConsumerTile& tile) {
     zero(acc);
     for (int kb = 0; kb < kblocks; ++kb) {
       const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb);
@@ -399,7 +400,8 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
   // Carried across tiles: the ring runs on from tile to tile, and a phase seen complete stays
   // complete until this warpgroup releases the stage.
   bool probed = false;
-  for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile& tile) {
+  for_each_consumer_tile<Shape>(
+      src, sm, n_blocks, me, map_out, acc, ok, ctx, [&] { return StageAt{s, phase}; }, [&](const ConsumerTile& tile) {
     zero(acc);
     int kb = 0;
     for (; kb + Shape::kOverlap <= kblocks; kb += Shape::kOverlap) {
@@ -480,7 +482,8 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
   float acc[1][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
   uint32_t bits = 0;
   bool ok = true;
-  for_each_consumer_tile<Shape>(src, sm, n_blocks, me, map_out, acc, ok, [&](const ConsumerTile& tile) {
+  for_each_consumer_tile<Shape>(
+      src, sm, n_blocks, me, map_out, acc, ok, ctx, [&] { return StageAt{0, bits & 1u}; }, [&](const ConsumerTile& tile) {
     zero(acc);
     // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.
     if constexpr (Shape::kBN == 192) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "symmoe/core/cuda_driver.hpp"
 #include "symmoe/core/env.hpp"
 #include "symmoe/core/error.hpp"
+#include "symmoe/device/bounded_wait.cuh"
 #include "symmoe/device/grouped_gemm_tile_order.cuh"
 #include "symmoe/device/ptx.cuh"
 #include "symmoe/runtime/device_runtime.hpp"
@@ -88,9 +90,10 @@ struct TileShape {
   // sets it in its shape, and the producer then starts every tile at stage 0.
   static constexpr bool kUnrolled = false;
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
-  // [expert rows: E x (row0, count)][tile prefix: E + 1 ints]
+  // [unit ring: kStages units, kStages tags][unit count, next unit (copier), dynamic, next unit (scaler)][expert rows: E x (row0, count)]
+  // [tile prefix: E + 1 ints]
   static constexpr int kFixedBytes =
-      kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 2 * 8 * kStages;
+      kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 3 * 8 * kStages + 16;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 4 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 4) / 12; }
   static_assert(kBN == 256 || kBN == 192 || kBN == 128, "128 x 256, 128 x 192 or 128 x 128 tiles");
@@ -104,11 +107,42 @@ struct TileShape {
   static_assert(kWeightScaleAt % 32 == 0, "the weight scales start 128-byte aligned (tensor-copy destination)");
 };
 
+// NOTE [wgmma tile schedule]: how a CTA's producer takes its work units, and how the consumers
+// learn them. The producer publishes each tile's unit in sm.units[s] for the stage s of the
+// tile's first K block, written before its arrival on full[s] (release) and read by the
+// consumers after their wait on full[s] (acquire); it overwrites the slot only once the
+// consumers released stage s, after their read. After its last tile it publishes -1 at the
+// next tile's first stage (an arrival without bytes), and the consumers leave. Each consumer
+// warpgroup decides to go on as a whole (an and-vote over its first-stage wait: wgmma and the
+// epilogue's named barriers stay warpgroup-uniform; both warpgroups together with ordered issue).
+//  - kStatic: units blockIdx.x, + gridDim.x, ... (per cluster with kCtas > 1); the
+//    copier (thread 0, the tensor copies) and the scaler (warp 1, the scales' cp.async) each
+//    walk the units;
+//  - kDynamic (clusters of one): units blockIdx.x first, then gridDim.x + the next value of a
+//    device-wide counter (LaunchSlots::schedule {next, done}), taken by the copier as a tile
+//    starts and read as it ends, so the round trip runs under the tile's copies; the scaler
+//    learns each unit from the copier (publish_unit / await_unit). The tiles in flight then stay
+//    a window of about one wave in tile order however unevenly the SMs run (the static stride
+//    lets them drift apart). The kernel is launched without programmatic overlap, so a launch
+//    touches the counter only after the previous one on the stream completed; each copier
+//    counts its CTA out in `done` when it leaves (also after a failed wait), and the last resets
+//    both words.
+//  - kAuto (default): kDynamic where a CTA has kWgmmaDynamicMinUnits units or more on average
+//    (clusters of one; decided alike in every CTA from the tile table), else kStatic. Measured
+//    on an H100 (gemm_wgmma_schedule_split_ab*_h100.log, 128 x 192 tiles): from 74 units per CTA
+//    dynamic ran 1.015-1.20x of static (gate/up 32 x 4096, 171 units: 1.18-1.20x, where the
+//    static stride's rate fell from 1039 to 870 TFLOPS with run length); at 3-42 units
+//    0.96-1.05x, within the spread between rounds.
+enum class WgmmaSchedule : int { kStatic = 0, kDynamic = 1, kAuto = 2 };
+constexpr int kWgmmaDynamicMinUnits = 64;
+
 struct WgmmaParams {
   GroupSource src;
   device::StatusBlock* status;
   uint64_t timeout_ns;
   bool scale_maps;  // kScaled: the scales come by tensor copies (map_act_scales, map_w_scales), else cp.async
+  WgmmaSchedule schedule;
+  int* schedule_words;  // kDynamic: {next, done}, zero between launches
 };
 
 using device::GemmTilePos;
@@ -176,6 +210,7 @@ struct Smem {
   float* scales;
   uint64_t* full;
   uint64_t* empty;
+  int* units;  // NOTE [wgmma tile schedule]: the unit of the tile whose first K block is in stage s (-1: stop)
   int2* rows;  // per expert: first row in act / out, rows (0 for invalid tables)
   int* tile_start;
   SYMMOE_DEVICE Smem(uint8_t* base, int groups) {
@@ -185,9 +220,21 @@ struct Smem {
     scales = reinterpret_cast<float*>(out + Shape::kOutBytes);
     full = reinterpret_cast<uint64_t*>(scales + Shape::kStages * Shape::kScaleFloats);
     empty = full + Shape::kStages;
-    rows = reinterpret_cast<int2*>(empty + Shape::kStages);
+    units = reinterpret_cast<int*>(empty + Shape::kStages);
+    rows = reinterpret_cast<int2*>(units + 2 * Shape::kStages + 4);
     tile_start = reinterpret_cast<int*>(rows + groups);
   }
+  // The CTA's work units (tile_start[groups]) at a fixed offset: read in the producer's loop
+  // without a register for its address (kProducerRegs).
+  SYMMOE_DEVICE int& unit_count() const { return units[2 * Shape::kStages]; }
+  // The producer thread's next unit (the copier's: warp 0, the scaler's: warp 1), noted as a tile
+  // starts and taken as it ends: in shared memory, and the slot found from tid.x at each use,
+  // as a register live across the tile spills at kProducerRegs.
+  SYMMOE_DEVICE int& next_unit() const {
+    return units[2 * Shape::kStages + 1 + static_cast<int>((device::ptx::tid_x() >> 4) & 2)];
+  }
+  // The schedule this launch runs, resolved once at set-up (1: kDynamic), read where needed.
+  SYMMOE_DEVICE int& dynamic() const { return units[2 * Shape::kStages + 2]; }
   SYMMOE_DEVICE GroupRows expert_rows(int e) const {
     const int2 v = rows[e];
     return GroupRows{v.x, v.y};
@@ -286,23 +333,75 @@ struct ScaleMaps {
   bool on;
 };
 
-// Producer warpgroup: thread 0 issues the tensor copies (the operands', and the scales' with
-// scale maps), warp 1 the scales' cp.async otherwise; the other threads have nothing to do.
-// Returns at the end of the work or on a failed wait.
+// NOTE [wgmma tile schedule], kDynamic: the copier publishes tile j's unit (or -1, the stop) in
+// stage s's slot and then j + 1 in the slot's tag (shared memory, volatile, a CTA fence between),
+// before its arrival on full[s]; the scaler, after its own wait for stage s to be free, waits for
+// the tag (bounded) and reads the unit. The copier rewrites the slot only once stage s is free
+// again, which needs the scaler's arrivals for it, made after its read.
+SYMMOE_DEVICE void publish_unit(int* units, int stages, int s, int u, int j) {
+  volatile int* slot = units;  // shared memory: generic volatile accesses (not the .global ptx helpers)
+  slot[s] = u;
+  __threadfence_block();
+  slot[stages + s] = j + 1;
+}
+
+SYMMOE_DEVICE bool await_unit(int* units, int stages, int s, int j, int& u, const device::WaitContext& ctx) {
+  volatile int* slot = units;
+  const bool ok = device::bounded_wait(
+      ctx, device::WaitSite{"gemm_tile_unit", static_cast<uint32_t>(s), -1, -1}, static_cast<uint64_t>(j + 1),
+      [slot, stages, s]() -> uint64_t { return static_cast<uint64_t>(slot[stages + s]); },
+      [j](uint64_t v) { return v == static_cast<uint64_t>(j + 1); });
+  __threadfence_block();
+  u = slot[s];
+  return ok;
+}
+
+// Producer warpgroup (NOTE [wgmma tile schedule]): thread 0, the copier, issues the tensor copies
+// (the operands', and the scales' with scale maps), takes the units (kDynamic: from the
+// counter) and publishes them; warp 1, the scaler, copies the scales by cp.async otherwise (with
+// kDynamic it learns each unit from the copier); the other threads have nothing to do. Returns
+// at the end of the work (the stop published) or on a failed wait.
 template <class Shape>
 SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const ScaleMaps& scale_maps,
-                           const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
+                           const GroupSource& src, const Smem<Shape>& sm, int n_blocks, int* words,
                            const device::WaitContext& ctx) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const bool scale_copies = Shape::kScaled && scale_maps.on;
   if (threadIdx.x != 0 && !(Shape::kScaled && !scale_copies && warp == 1)) return;
+  const bool copier = warp == 0;
   const int kblocks = kblocks_of<Shape>(src);
   const UnitWalk<Shape> walk;
   StageCursor<Shape> ring;
   int e_hint = 0;
-  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-  const uint32_t stage_bytes = Shape::kABytes + Shape::kBBytes + (scale_copies ? Shape::kScaleBytes : 0);
-  for (int u = walk.first; u < units; u += walk.stride) {
+  int u = walk.first;
+  for (int j = 0;; ++j) {
+    ring.start_tile();
+    const int s0 = ring.s;
+    if (!tma::mbarrier_wait(&sm.empty[s0], ring.parity() ^ 1, ctx, "gemm_stage_free", s0)) break;
+    // The unit count is read from shared memory at each test: a register for it spills (kProducerRegs).
+    bool live = u < sm.unit_count();
+    if (copier) {
+      // The next unit, noted as this tile starts (kDynamic: asked for, its value first used at the end).
+      if (live) sm.next_unit() = sm.dynamic() ? static_cast<int>(gridDim.x) + atomicAdd(words, 1) : u + walk.stride;
+      if (sm.dynamic()) {
+        publish_unit(sm.units, Shape::kStages, s0, live ? u : -1, j);
+      } else {
+        sm.units[s0] = live ? u : -1;  // published by the arrival below (release)
+      }
+    } else if (sm.dynamic()) {
+      if (!await_unit(sm.units, Shape::kStages, s0, j, u, ctx)) break;
+      live = u >= 0;
+    } else {
+      sm.next_unit() = u + walk.stride;
+    }
+    if (!live) {  // the stop: the arrivals of a K block, no bytes
+      if (copier) {
+        tma::mbarrier_arrive(&sm.full[s0]);
+      } else {
+        tma::cp_async_arrive_noinc(&sm.full[s0]);
+      }
+      break;
+    }
     const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint, src.row_band);
     const GroupRows rows = sm.expert_rows(pos.e);
     const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
@@ -312,13 +411,18 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
     const auto scale_row = static_cast<int32_t>(rows.row0 + m0);
     const auto w_scale_row = static_cast<int32_t>((int64_t{pos.e} * src.n + n0) / kFp8ScaleBlock);
-    ring.start_tile();
+    bool failed = false;
     for (int kb = 0; kb < kblocks; ++kb) {
       const int s = ring.s;
-      if (!tma::mbarrier_wait(&sm.empty[s], ring.parity() ^ 1, ctx, "gemm_stage_free", s)) return;
+      if (kb > 0 && !tma::mbarrier_wait(&sm.empty[s], ring.parity() ^ 1, ctx, "gemm_stage_free", s)) {
+        failed = true;
+        break;
+      }
       const auto k0 = static_cast<int32_t>(kb * Shape::kKElems);
-      if (warp == 0) {
-        device::bulk::mbarrier_arrive_expect_tx(&sm.full[s], stage_bytes);
+      if (copier) {
+        // The stage's bytes, derived here: a register for them spills (kProducerRegs).
+        device::bulk::mbarrier_arrive_expect_tx(
+            &sm.full[s], Shape::kABytes + Shape::kBBytes + (scale_copies ? Shape::kScaleBytes : 0));
         uint8_t* a_dst = sm.a + s * Shape::kABytes + rn * Shape::kASliceRows * kBK;
         if constexpr (Shape::kClusterN == 1) {
           tma::load_2d(a_dst, &map_act, k0, a_row, &sm.full[s]);
@@ -342,6 +446,19 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
                                  &sm.full[s], lane);
       }
       ring.advance();
+    }
+    if (failed) break;
+    u = sm.next_unit();  // kDynamic: the scaler's is unused (it reads its next unit from the stage's slot)
+  }
+  // kDynamic: this CTA takes no more units; the last CTA out resets the words. The copier made
+  // every counter access of the CTA.
+  if (sm.dynamic() && copier) {
+    __threadfence();
+    if (atomicAdd(words + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+      __threadfence();
+      words[0] = 0;
+      words[1] = 0;
+      __threadfence();
     }
   }
 }
@@ -533,18 +650,34 @@ struct ConsumerThread {
         store_leader(threadIdx.x % 128 == 0) {}
 };
 
-// The consumer warpgroups' walk over this CTA's tiles: per tile, mainloop(tile) accumulates
-// the tile into acc, and store_tile stores it (nothing once `ok` is false: a failed stage
-// wait); at the end the warpgroup's tensor stores are waited for.
-template <class Shape, class Acc, class Mainloop>
+// Where a consumer's next K block lies: stage s, awaited with parity `parity`.
+struct StageAt {
+  int s;
+  uint32_t parity;
+};
+
+// The consumer warpgroups' walk over this CTA's tiles (NOTE [wgmma tile schedule]): per tile,
+// the unit published at its first stage (first_stage(): the consumer's ring position, a
+// StageAt), mainloop(tile) accumulates the tile into acc, and store_tile stores it. A failed
+// first-stage wait in any thread of the warpgroup (kBoth: of either warpgroup, which take turns
+// through named barriers) ends the walk of all of them; a failed wait inside the mainloop
+// clears `ok` and nothing more is stored. At the end the warpgroup's tensor stores are waited for.
+template <class Shape, bool kBoth = false, class Acc, class FirstStage, class Mainloop>
 SYMMOE_DEVICE void for_each_consumer_tile(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
                                           const ConsumerThread& me, const CUtensorMap* map_out, const Acc& acc,
-                                          const bool& ok, Mainloop&& mainloop) {
-  const UnitWalk<Shape> walk;
+                                          bool& ok, const device::WaitContext& ctx, FirstStage&& first_stage,
+                                          Mainloop&& mainloop) {
+  const int rank = Shape::kCtas == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
   int e_hint = 0;
-  const int units = sm.tile_start[src.groups];  // read here: nothing stays live across setmaxnreg
-  for (int u = walk.first; u < units; u += walk.stride) {
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, walk.rank, e_hint, me.r_in_tile);
+  for (;;) {
+    const StageAt at = first_stage();
+    if (ok) ok = tma::mbarrier_wait(&sm.full[at.s], at.parity, ctx, "gemm_stage_full", at.s);
+    const bool go = kBoth ? tma::named_sync_and<5>(256, ok)
+                          : (me.wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok));
+    if (!go) break;
+    const int u = sm.units[at.s];  // the same in every thread: the slot is rewritten only after they release it
+    if (u < 0) break;
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, me.r_in_tile);
     mainloop(tile);
     store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
   }
@@ -637,13 +770,25 @@ __global__ void __launch_bounds__(kThreads, 1)
       // the expect-tx arrival (+ the scale warp's lanes: NOTE [wgmma stage scales])
       device::bulk::mbarrier_init(&sm.full[s], 1 + (Shape::kScaled && !p.scale_maps ? 32 : 0));
       device::bulk::mbarrier_init(&sm.empty[s], Shape::kWriters * kConsumerWarps);
+      // NOTE [wgmma tile schedule]: the unit tags start at 0 (no tile); shared memory keeps the
+      // previous kernel's values, whose tags could match a tile of this launch.
+      sm.units[kStages + s] = 0;
     }
     device::bulk::fence_mbarrier_init();
   }
   __syncthreads();
   if (warp == 0) {
     warp_inclusive_scan(sm.tile_start + 1, groups, lane);
-    if (lane == 0) sm.tile_start[0] = 0;
+    __syncwarp();
+    if (lane == 0) {
+      sm.tile_start[0] = 0;
+      sm.unit_count() = sm.tile_start[groups];
+      // NOTE [wgmma tile schedule]: alike in every CTA (kDynamic with clusters of one only,
+      // checked at launch; kAuto with clusters runs kStatic).
+      sm.dynamic() = Shape::kCtas == 1 && (p.schedule == WgmmaSchedule::kDynamic ||
+                                           (p.schedule == WgmmaSchedule::kAuto &&
+                                            sm.unit_count() >= kWgmmaDynamicMinUnits * static_cast<int>(gridDim.x)));
+    }
   }
   __syncthreads();
   if constexpr (Shape::kCtas > 1) tma::cluster_sync();
@@ -652,7 +797,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warp < 4) {
     tma::regs_dec<kProducerRegs>();
     produce<Shape>(map_act, map_weights, ScaleMaps{&map_act_scales, &map_w_scales, p.scale_maps}, src, sm, n_blocks,
-                   ctx);
+                   p.schedule_words, ctx);
   } else {
     tma::regs_inc<kConsumerRegs>();
     Consumer::run(src, sm, n_blocks, &map_out, ctx);
@@ -779,6 +924,12 @@ bool scale_maps_fit(const GroupSource& src) {
   return kblocks % Shape::kScaleCols == 0 && aligned(src.act_scales) && aligned(src.weight_scales);
 }
 
+// NOTE [wgmma tile schedule]: SYMMOE_GEMM_WGMMA_SCHEDULE.
+inline WgmmaSchedule wgmma_schedule() {
+  const std::string v = env::get_string("SYMMOE_GEMM_WGMMA_SCHEDULE");
+  return v == "dynamic" ? WgmmaSchedule::kDynamic : v == "static" ? WgmmaSchedule::kStatic : WgmmaSchedule::kAuto;
+}
+
 // The wgmma kernels need no workspace (ConfigOps::workspace).
 inline WorkspaceBytes no_workspace(int, int) { return {}; }
 
@@ -803,7 +954,13 @@ struct WgmmaLaunch {
       map_w_scales = make_scale_map<Shape>(src.weight_scales, int64_t{src.groups} * (src.n / kFp8ScaleBlock), kblocks,
                                            2, "weight scales");
     }
-    WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), scale_maps};
+    const WgmmaSchedule schedule = wgmma_schedule();
+    SYMMOE_CHECK(schedule != WgmmaSchedule::kDynamic || Shape::kCtas == 1, "grouped GEMM (", Consumer::name(),
+                 "): SYMMOE_GEMM_WGMMA_SCHEDULE=", env::get_string("SYMMOE_GEMM_WGMMA_SCHEDULE"),
+                 " is built for clusters of one CTA only");
+    SYMMOE_CHECK(schedule == WgmmaSchedule::kStatic || slots.schedule != nullptr, "grouped GEMM (",
+                 Consumer::name(), "): no schedule words for the dynamic schedule");
+    WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), scale_maps, schedule, slots.schedule};
     params.src.row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
     const void* fn = kernel();
     cudaLaunchAttribute attr;

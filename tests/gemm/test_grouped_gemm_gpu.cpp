@@ -452,7 +452,10 @@ TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
 // both layouts; scales by cp.async and, in one variant, by tensor copies where they fit (K 2560
 // with N 384: weight-scale rows past N; K 1024; K 1792 and 384 fall back to cp.async: NOTE
 // [wgmma stage scales]); single-batch tiles with the unrolled mainloop (NOTE [unrolled fp8
-// mainloop]; 14 and 3 K blocks over 4-5 stages, 20 over 4) and the rolled one. The first
+// mainloop]; 14 and 3 K blocks over 4-5 stages, 20 over 4) and the rolled one; tile
+// schedules (NOTE [wgmma tile schedule]): static, dynamic (a device-wide counter; the unit tags
+// left in shared memory by the previous launch), auto (dynamic with 80 tiles on 1 SM, static in
+// clusters). The first
 // variant, the 192- and 128-wide tiles and the overlapped promotion (NOTE
 // [overlapped promotion]: narrower wgmma batches) are checked against the reference;
 // every other variant (cluster, epilogue, issue order, scale copies: the same arithmetic in the same order)
@@ -463,7 +466,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
   Gpu g;
   struct Variant {
     const char *cluster, *epilogue, *ordered, *tile_n, *overlap, *stages = "3", *scales = "cp_async",
-        *unroll = "1";
+        *unroll = "1", *schedule = "static";
   };
   const Variant variants[] = {{"1", "direct", "0", "256", "0"}, {"1", "tma", "0", "256", "0"},
                               {"1", "tma", "1", "256", "0"},    {"1", "direct", "1", "256", "0"},
@@ -476,14 +479,22 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "0", "256", "2", "4"}, {"1", "tma", "0", "128", "0"},
                               {"1", "direct", "0", "256", "0", "3", "tma"},
                               {"1", "tma", "0", "192", "0", "3", "cp_async", "0"},
-                              {"1", "tma", "0", "128", "0", "3", "cp_async", "0"}};
+                              {"1", "tma", "0", "128", "0", "3", "cp_async", "0"},
+                              {"1", "tma", "0", "192", "0", "3", "cp_async", "1", "dynamic"},
+                              {"1", "tma", "0", "192", "0", "3", "cp_async", "0", "dynamic"},
+                              {"1", "tma", "0", "256", "2", "3", "cp_async", "1", "dynamic"},
+                              {"1", "direct", "0", "256", "0", "3", "tma", "1", "dynamic"},
+                              {"1", "tma", "1", "256", "0", "3", "cp_async", "1", "dynamic"},
+                              {"1", "direct", "0", "256", "0", "3", "cp_async", "1", "dynamic"},
+                              {"1", "tma", "0", "192", "0", "3", "cp_async", "1", "auto"},
+                              {"2", "tma", "0", "256", "0", "3", "cp_async", "1", "auto"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
            ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages, " + v.scales +
-           " scales, unroll " + v.unroll + ") ";
+           " scales, unroll " + v.unroll + ", " + v.schedule + " schedule) ";
   };
   struct VariantEnv {
-    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap, stages, scales, unroll;
+    test::EnvGuard cluster, epilogue, ordered, tile_n, overlap, stages, scales, unroll, schedule;
     explicit VariantEnv(const Variant& v)
         : cluster("SYMMOE_GEMM_WGMMA_CLUSTER", v.cluster),
           epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", v.epilogue),
@@ -492,7 +503,8 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
           overlap("SYMMOE_GEMM_WGMMA_OVERLAP", v.overlap),
           stages("SYMMOE_GEMM_WGMMA_STAGES", v.stages),
           scales("SYMMOE_GEMM_WGMMA_SCALES", v.scales),
-          unroll("SYMMOE_GEMM_WGMMA_UNROLL", v.unroll) {}
+          unroll("SYMMOE_GEMM_WGMMA_UNROLL", v.unroll),
+          schedule("SYMMOE_GEMM_WGMMA_SCHEDULE", v.schedule) {}
   };
   // SYMMOE_TEST_WGMMA_VARIANTS="9,10" runs only those variants (indices into `variants`) besides
   // variant 0, the base of the bit comparisons: a shorter device run while one variant is
@@ -533,7 +545,10 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
     check_all(c, xc, {}, false, std::string(name(layout)) + " K 1792");
     check_all(c, xc, runtime::SmBudget{3, 0}, false, std::string(name(layout)) + " K 1792 on 3 SMs");
     const HostCase many = make_case(GemmDtype::kFP8E4M3, layout, 40, 128, 384, 140, false, seed++);
-    check_all(many, expected_of(many), {}, false, std::string(name(layout)) + " 40 experts");
+    const Expected xm = expected_of(many);
+    check_all(many, xm, {}, false, std::string(name(layout)) + " 40 experts");
+    // 80 tiles on one SM: the auto schedule takes the counter (NOTE [wgmma tile schedule]).
+    check_all(many, xm, runtime::SmBudget{1, 0}, false, std::string(name(layout)) + " 40 experts on 1 SM");
     const HostCase scale_copies = make_case(GemmDtype::kFP8E4M3, layout, 6, 384, 2560, 300, false, seed++);
     check_all(scale_copies, expected_of(scale_copies), runtime::SmBudget{4, 0}, false,
               std::string(name(layout)) + " K 2560 N 384 on 4 SMs");
@@ -564,10 +579,11 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   Gpu g;
   uint64_t seed = 700;
   struct Variant {
-    const char *epilogue, *cluster, *stages;
+    const char *epilogue, *cluster, *stages, *schedule = "static";
   };
   const Variant variants[] = {{"tma", "1", "3"},    {"direct", "1", "3"}, {"tma", "2", "3"}, {"direct", "2", "3"},
-                              {"tma", "4", "3"},    {"direct", "4", "3"}, {"tma", "1", "4"}};
+                              {"tma", "4", "3"},    {"direct", "4", "3"}, {"tma", "1", "4"},
+                              {"tma", "1", "3", "dynamic"}, {"direct", "1", "4", "dynamic"}};
   // The cases and their references once, for every variant (each case under each of its budgets;
   // 0 SMs: every SM).
   struct Case {
@@ -591,11 +607,13 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
         std::string(name(layout)) + " K 24");
   }
   add(make_case(GemmDtype::kBF16, GroupedLayout::kMasked, 3, 384, 1088, 260, true, 45), {5}, true, "integers");
-  for (const auto& [epilogue, cluster, stages] : variants) {
+  for (const auto& [epilogue, cluster, stages, schedule] : variants) {
     const test::EnvGuard env("SYMMOE_GEMM_WGMMA_EPILOGUE", epilogue);
     const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", cluster);
     const test::EnvGuard env_stages("SYMMOE_GEMM_WGMMA_STAGES", stages);
-    const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ", " + stages + " stages: ";
+    const test::EnvGuard env_schedule("SYMMOE_GEMM_WGMMA_SCHEDULE", schedule);
+    const std::string ep = std::string(epilogue) + " epilogue, cluster " + cluster + ", " + stages + " stages, " +
+                           schedule + " schedule: ";
     for (const Case& k : cases) {
       for (const int sms : k.sms) {
         const std::string on = sms == 0 ? "" : " on " + std::to_string(sms) + " SMs";
@@ -606,6 +624,30 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
     HostCase bad = make_case(GemmDtype::kBF16, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 46);
     SCOPED_TRACE(ep);
     expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
+  }
+}
+
+// NOTE [wgmma tile schedule]: the dynamic schedule is built for clusters of one; asking for it
+// with clusters is refused before launch, naming the setting.
+TEST(GroupedGemmGpu, DynamicWgmmaScheduleWithClustersIsRefused) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  const HostCase c = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 78);
+  const test::EnvGuard env_schedule("SYMMOE_GEMM_WGMMA_SCHEDULE", "dynamic");
+  const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", "2");
+  const test::EnvGuard env_tile_n("SYMMOE_GEMM_WGMMA_TILE_N", "256");
+  const test::EnvGuard env_overlap("SYMMOE_GEMM_WGMMA_OVERLAP", "0");
+  const test::EnvGuard env_epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", "direct");
+  DeviceCase d(c);
+  GroupedGemmOptions o;
+  o.tile = GemmTile::kWgmma;
+  try {
+    g.gemm.run(d.problem(c), g.stream, o);
+    ADD_FAILURE() << "dynamic schedule with clusters of 2 was launched";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SYMMOE_GEMM_WGMMA_SCHEDULE=dynamic is built for clusters of one"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -112,6 +112,26 @@ SYMMOE_DEVICE uint32_t smid() {
   return id;
 }
 
+// threadIdx.x read where it is used (volatile: not kept in a register across loops, for code
+// that runs at a low register budget).
+SYMMOE_DEVICE uint32_t tid_x() {
+  uint32_t x;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+  return x;
+}
+
+// The thread's linear index in its block, read where it is used (volatile: a failure report's
+// value is not hoisted into a register kept live across a kernel's loops).
+SYMMOE_DEVICE uint32_t linear_thread() {
+  uint32_t x, y, z, nx, ny;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+  asm volatile("mov.u32 %0, %%tid.y;" : "=r"(y));
+  asm volatile("mov.u32 %0, %%tid.z;" : "=r"(z));
+  asm volatile("mov.u32 %0, %%ntid.x;" : "=r"(nx));
+  asm volatile("mov.u32 %0, %%ntid.y;" : "=r"(ny));
+  return x + nx * (y + ny * z);
+}
+
 // Cluster geometry along x (1-D clusters): this CTA's rank in its cluster, the cluster's index
 // in the grid, the number of clusters.
 SYMMOE_DEVICE uint32_t cluster_rank() {

@@ -77,7 +77,7 @@ SYMMOE_DEVICE void record_failure(const WaitContext& ctx, StatusCode code, const
     s->peer = where.peer;
     s->sm = ptx::smid();
     s->block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    s->thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    s->thread = ptx::linear_thread();
     s->expected = expected;
     s->seen = seen;
     s->waited_ns = waited_ns;
