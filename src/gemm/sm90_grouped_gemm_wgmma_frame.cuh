@@ -129,7 +129,8 @@ struct TileShape {
 //    both words.
 //  - kAuto (default): kDynamic where a CTA has kWgmmaDynamicMinUnits units or more on average
 //    (clusters of one; decided alike in every CTA from the tile table), else kStatic. Measured
-//    on an H100 (gemm_wgmma_schedule_split_ab*_h100.log, 128 x 192 tiles): from 74 units per CTA
+//    on an H100 (gemm_wgmma_schedule_dynamic_h100_ab.log and
+//    gemm_wgmma_schedule_auto_h100_ab.log, 128 x 192 tiles): from 74 units per CTA
 //    dynamic ran 1.015-1.20x of static (gate/up 32 x 4096, 171 units: 1.18-1.20x, where the
 //    static stride's rate fell from 1039 to 870 TFLOPS with run length); at 3-42 units
 //    0.96-1.05x, within the spread between rounds.
