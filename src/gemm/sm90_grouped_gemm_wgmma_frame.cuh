@@ -133,7 +133,7 @@ struct TileShape {
 //    gemm_wgmma_schedule_auto_h100_ab*.log, 128 x 192 tiles): from 74 units per CTA
 //    dynamic ran 0.98-1.21x of static (gate/up 32 x 4096, 171 units: 1.11-1.21x, where the
 //    static stride's rate fell from 1039 to 870 TFLOPS with run length); at 3-42 units
-//    0.92-1.07x, within the spread between rounds (the same kernel in both settings).
+//    forced dynamic ran 0.96-1.07x, within the spread between rounds.
 enum class WgmmaSchedule : int { kStatic = 0, kDynamic = 1, kAuto = 2 };
 constexpr int kWgmmaDynamicMinUnits = 64;
 
