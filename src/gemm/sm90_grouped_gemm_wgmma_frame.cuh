@@ -668,7 +668,7 @@ SYMMOE_DEVICE void for_each_consumer_tile(const GroupSource& src, const Smem<Sha
                                           const ConsumerThread& me, const CUtensorMap* map_out, const Acc& acc,
                                           bool& ok, const device::WaitContext& ctx, FirstStage&& first_stage,
                                           Mainloop&& mainloop) {
-  const int rank = Shape::kCtas == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
+  const int rank = UnitWalk<Shape>().rank;
   int e_hint = 0;
   for (;;) {
     const StageAt at = first_stage();

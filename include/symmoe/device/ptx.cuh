@@ -123,8 +123,8 @@ SYMMOE_DEVICE uint32_t tid_x() {
 // The thread's linear index in its block, read where it is used (volatile: a failure report's
 // value is not hoisted into a register kept live across a kernel's loops).
 SYMMOE_DEVICE uint32_t linear_thread() {
-  uint32_t x, y, z, nx, ny;
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+  const uint32_t x = tid_x();
+  uint32_t y, z, nx, ny;
   asm volatile("mov.u32 %0, %%tid.y;" : "=r"(y));
   asm volatile("mov.u32 %0, %%tid.z;" : "=r"(z));
   asm volatile("mov.u32 %0, %%ntid.x;" : "=r"(nx));
