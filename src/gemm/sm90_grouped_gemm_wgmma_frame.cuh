@@ -236,6 +236,9 @@ struct Smem {
   }
   // The schedule this launch runs, resolved once at set-up (1: kDynamic), read where needed.
   SYMMOE_DEVICE int& dynamic() const { return units[2 * Shape::kStages + 2]; }
+  // Whether it is kDynamic: never in clusters, where the test and its code compile away (the
+  // producer of a clustered unrolled kernel spills at kProducerRegs with them).
+  SYMMOE_DEVICE bool dynamic_on() const { return Shape::kCtas == 1 && dynamic() != 0; }
   SYMMOE_DEVICE GroupRows expert_rows(int e) const {
     const int2 v = rows[e];
     return GroupRows{v.x, v.y};
@@ -383,13 +386,13 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     bool live = u < sm.unit_count();
     if (copier) {
       // The next unit, noted as this tile starts (kDynamic: asked for, its value first used at the end).
-      if (live) sm.next_unit() = sm.dynamic() ? static_cast<int>(gridDim.x) + atomicAdd(words, 1) : u + walk.stride;
-      if (sm.dynamic()) {
+      if (live) sm.next_unit() = sm.dynamic_on() ? static_cast<int>(gridDim.x) + atomicAdd(words, 1) : u + walk.stride;
+      if (sm.dynamic_on()) {
         publish_unit(sm.units, Shape::kStages, s0, live ? u : -1, j);
       } else {
         sm.units[s0] = live ? u : -1;  // published by the arrival below (release)
       }
-    } else if (sm.dynamic()) {
+    } else if (sm.dynamic_on()) {
       if (!await_unit(sm.units, Shape::kStages, s0, j, u, ctx)) break;
       live = u >= 0;
     } else {
@@ -403,11 +406,14 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
       }
       break;
     }
-    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint, src.row_band);
+    // The cluster rank read again per tile (volatile): kept from UnitWalk across the loop it
+    // spills at kProducerRegs in the clustered unrolled kernel.
+    const int rank = Shape::kCtas == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
+    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint, src.row_band);
     const GroupRows rows = sm.expert_rows(pos.e);
     const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
     const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
-    const int rm = walk.rank % Shape::kCluster, rn = walk.rank / Shape::kCluster;
+    const int rm = rank % Shape::kCluster, rn = rank / Shape::kCluster;
     const auto a_row = static_cast<int32_t>(rows.row0 + m0 + rn * Shape::kASliceRows);
     const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
     const auto scale_row = static_cast<int32_t>(rows.row0 + m0);
@@ -428,13 +434,13 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
         if constexpr (Shape::kClusterN == 1) {
           tma::load_2d(a_dst, &map_act, k0, a_row, &sm.full[s]);
         } else {
-          tma::load_2d_multicast(a_dst, &map_act, k0, a_row, &sm.full[s], row_block_peers<Shape>(walk.rank));
+          tma::load_2d_multicast(a_dst, &map_act, k0, a_row, &sm.full[s], row_block_peers<Shape>(rank));
         }
         uint8_t* b_dst = sm.b + s * Shape::kBBytes + rm * Shape::kBSliceRows * kBK;
         if constexpr (Shape::kCluster == 1) {
           tma::load_2d(b_dst, &map_weights, k0, b_row, &sm.full[s]);
         } else {
-          tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], column_block_peers<Shape>(walk.rank));
+          tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], column_block_peers<Shape>(rank));
         }
         if (scale_copies) {
           float* sc = sm.scales + s * Shape::kScaleFloats;
@@ -453,7 +459,7 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
   }
   // kDynamic: this CTA takes no more units; the last CTA out resets the words. The copier made
   // every counter access of the CTA.
-  if (sm.dynamic() && copier) {
+  if (sm.dynamic_on() && copier) {
     __threadfence();
     if (atomicAdd(words + 1, 1) == static_cast<int>(gridDim.x) - 1) {
       __threadfence();

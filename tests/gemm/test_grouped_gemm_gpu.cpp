@@ -455,7 +455,7 @@ TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
 // mainloop]; 14 and 3 K blocks over 4-5 stages, 20 over 4) and the rolled one; tile
 // schedules (NOTE [wgmma tile schedule]): static, dynamic (a device-wide counter; the unit tags
 // left in shared memory by the previous launch), auto (dynamic with 80 tiles on 1 SM, static in
-// clusters). The first
+// clusters); the unrolled 128 x 192 tile in 2-CTA clusters (weights multicast). The first
 // variant, the 192- and 128-wide tiles and the overlapped promotion (NOTE
 // [overlapped promotion]: narrower wgmma batches) are checked against the reference;
 // every other variant (cluster, epilogue, issue order, scale copies: the same arithmetic in the same order)
@@ -487,7 +487,9 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "1", "256", "0", "3", "cp_async", "1", "dynamic"},
                               {"1", "direct", "0", "256", "0", "3", "cp_async", "1", "dynamic"},
                               {"1", "tma", "0", "192", "0", "3", "cp_async", "1", "auto"},
-                              {"2", "tma", "0", "256", "0", "3", "cp_async", "1", "auto"}};
+                              {"2", "tma", "0", "256", "0", "3", "cp_async", "1", "auto"},
+                              {"2", "tma", "0", "192", "0", "3", "cp_async", "1", "static"},
+                              {"2", "tma", "0", "192", "0", "3", "cp_async", "1", "auto"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
            ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages, " + v.scales +
