@@ -96,7 +96,8 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): tile width, 0 = "
        "auto (192, or 256 where SYMMOE_GEMM_WGMMA_CLUSTER=2, the direct epilogue, "
        "SYMMOE_GEMM_WGMMA_OVERLAP > 2 or SYMMOE_GEMM_WGMMA_STAGES=4 asks for it), 256 (two 128-column "
-       "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only), "
+       "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1, or of 2 with the "
+       "unrolled mainloop), "
        "or 128 (one batch, never overlapped: SYMMOE_GEMM_WGMMA_OVERLAP does not apply; "
        "tensor-store epilogue, clusters of 1 only).",
        {}, 0, 256},
