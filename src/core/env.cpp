@@ -78,8 +78,8 @@ std::vector<Var> make_registry() {
        "Grouped GEMM, own wgmma kernels (fp8 and bf16): how persistent CTAs take their tiles: "
        "static (CTA b takes tiles b, b + CTAs, ...), dynamic (after its first tile a CTA takes "
        "the next one from a device-wide counter, so the tiles in flight stay about one wave "
-       "apart in tile order; clusters of one CTA) or auto (dynamic from 64 tiles per CTA with "
-       "clusters of one, else static; measured 1.11-1.21x at gate/up 32 experts x 4096 rows on an H100).",
+       "apart in tile order; in clusters, per cluster) or auto (dynamic from 64 tiles per CTA or "
+       "cluster, else static; measured 1.11-1.21x at gate/up 32 experts x 4096 rows on an H100).",
        {"auto", "static", "dynamic"}},
       {"SYMMOE_GEMM_WGMMA_STAGES", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels with the tma epilogue (fp8: 128 x 256 tiles, "
