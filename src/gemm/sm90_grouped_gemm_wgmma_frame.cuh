@@ -129,7 +129,8 @@ struct TileShape {
 //    the previous one on the stream completed; each publisher counts its CTA (cluster) out in
 //    `done` when it leaves (also after a failed wait), and the last resets both words.
 //  - kAuto (default): kDynamic where a CTA (cluster) has kWgmmaDynamicMinUnits units or more on
-//    average (decided alike in every CTA from the tile table), else kStatic. Measured
+//    average (decided alike in every CTA from the tile table; never in 2 x 2 clusters: see
+//    publish_unit), else kStatic. Measured
 //    on an H100 (gemm_wgmma_schedule_dynamic_h100_ab.log and
 //    gemm_wgmma_schedule_auto_h100_ab*.log, 128 x 192 tiles): from 74 units per CTA
 //    dynamic ran 0.98-1.21x of static (gate/up 32 x 4096, 171 units: 1.11-1.21x, where the
@@ -237,8 +238,9 @@ struct Smem {
   }
   // The schedule this launch runs, resolved once at set-up (1: kDynamic), read where needed.
   SYMMOE_DEVICE int& dynamic() const { return units[2 * Shape::kStages + 2]; }
-  // Whether it is kDynamic.
-  SYMMOE_DEVICE bool dynamic_on() const { return dynamic() != 0; }
+  // Whether it is kDynamic (never in 2 x 2 clusters, where its code compiles away: NOTE [wgmma
+  // tile schedule]).
+  SYMMOE_DEVICE bool dynamic_on() const { return Shape::kWriters == Shape::kCtas && dynamic() != 0; }
   SYMMOE_DEVICE GroupRows expert_rows(int e) const {
     const int2 v = rows[e];
     return GroupRows{v.x, v.y};
@@ -343,9 +345,11 @@ struct ScaleMaps {
 // copiers and scalers of the other CTAs, whose slots the publisher writes through the cluster
 // window) waits, after its own wait for stage s to be free, for the tag (bounded), fences, and
 // reads the unit. The publisher rewrites the slots only once its stage s is free again, which
-// needs the arrivals of every CTA's consumers for it (the cluster's CTAs share their stages:
-// NOTE [wgmma weight multicast]), made after their full[s] completed, which needs the
-// arrivals of that CTA's copier and scaler, made after their reads.
+// needs the arrivals of every CTA's consumers for it, made after their full[s] completed, which
+// needs the arrivals of that CTA's copier and scaler, made after their reads. "Every CTA's":
+// in a 1-D cluster (kWriters == kCtas) every CTA copies into every CTA's stages (NOTE [wgmma
+// weight multicast]); in a 2 x 2 cluster the diagonal CTA's consumers do not release rank 0's
+// stages, so those clusters run kStatic (kAuto) or are refused (kDynamic, at launch).
 template <int kCtas>
 SYMMOE_DEVICE void publish_unit(int* units, int stages, int s, int u, int j) {
   if constexpr (kCtas == 1) {
@@ -816,9 +820,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm.tile_start[0] = 0;
       sm.unit_count() = sm.tile_start[groups];
       // NOTE [wgmma tile schedule]: alike in every CTA.
-      sm.dynamic() = p.schedule == WgmmaSchedule::kDynamic ||
-                     (p.schedule == WgmmaSchedule::kAuto &&
-                      sm.unit_count() >= kWgmmaDynamicMinUnits * schedule_walkers<Shape>());
+      sm.dynamic() = Shape::kWriters == Shape::kCtas &&
+                     (p.schedule == WgmmaSchedule::kDynamic ||
+                      (p.schedule == WgmmaSchedule::kAuto &&
+                       sm.unit_count() >= kWgmmaDynamicMinUnits * schedule_walkers<Shape>()));
     }
   }
   __syncthreads();
@@ -986,6 +991,9 @@ struct WgmmaLaunch {
                                            2, "weight scales");
     }
     const WgmmaSchedule schedule = wgmma_schedule();
+    SYMMOE_CHECK(schedule != WgmmaSchedule::kDynamic || Shape::kWriters == Shape::kCtas, "grouped GEMM (",
+                 Consumer::name(), "): SYMMOE_GEMM_WGMMA_SCHEDULE=dynamic runs in clusters of one row or column "
+                 "block only, not in ", Shape::kCluster, " x ", Shape::kClusterN, " clusters");
     SYMMOE_CHECK(schedule == WgmmaSchedule::kStatic || slots.schedule != nullptr, "grouped GEMM (",
                  Consumer::name(), "): no schedule words for the dynamic schedule");
     WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), scale_maps, schedule, slots.schedule};

@@ -579,7 +579,8 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
 // second tile past the rows; a 2 x 2 cluster's column blocks past N), both epilogues, clusters
 // of 1, 2 and 2 x 2, 4 stages with the output staged in 64-column rounds (the last round of N
 // 328 clipped, of N 512 K 24 with 4 rounds per tile), the dynamic schedule in clusters of
-// 1, 2 and 2 x 2, and both layouts; integer inputs exact; an invalid count reported naming the expert.
+// 1 and 2 (auto in 2 x 2: static), and both layouts; integer inputs exact; an invalid count
+// reported naming the expert.
 TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
@@ -590,7 +591,8 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   const Variant variants[] = {{"tma", "1", "3"},    {"direct", "1", "3"}, {"tma", "2", "3"}, {"direct", "2", "3"},
                               {"tma", "4", "3"},    {"direct", "4", "3"}, {"tma", "1", "4"},
                               {"tma", "1", "3", "dynamic"}, {"direct", "1", "4", "dynamic"},
-                              {"tma", "2", "3", "dynamic"}, {"direct", "4", "3", "dynamic"}};
+                              {"tma", "2", "3", "dynamic"}, {"direct", "2", "4", "dynamic"},
+                              {"tma", "4", "3", "auto"}};
   // The cases and their references once, for every variant (each case under each of its budgets;
   // 0 SMs: every SM).
   struct Case {
@@ -631,6 +633,28 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
     HostCase bad = make_case(GemmDtype::kBF16, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 46);
     SCOPED_TRACE(ep);
     expect_invalid_count_reported(g, bad, GemmTile::kWgmma, 1, -5);
+  }
+}
+
+// NOTE [wgmma tile schedule]: the dynamic schedule in a 2 x 2 cluster is refused before launch,
+// naming the setting and the cluster.
+TEST(GroupedGemmGpu, DynamicWgmmaScheduleIn2x2ClustersIsRefused) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  const HostCase c = make_case(GemmDtype::kBF16, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 78);
+  const test::EnvGuard env_schedule("SYMMOE_GEMM_WGMMA_SCHEDULE", "dynamic");
+  const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", "4");
+  DeviceCase d(c);
+  GroupedGemmOptions o;
+  o.tile = GemmTile::kWgmma;
+  try {
+    g.gemm.run(d.problem(c), g.stream, o);
+    ADD_FAILURE() << "dynamic schedule in a 2 x 2 cluster was launched";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SYMMOE_GEMM_WGMMA_SCHEDULE=dynamic runs in clusters of one row or column "
+                                         "block only, not in 2 x 2 clusters"),
+              std::string::npos)
+        << e.what();
   }
 }
 
