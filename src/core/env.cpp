@@ -78,8 +78,8 @@ std::vector<Var> make_registry() {
        "Grouped GEMM, own wgmma kernels (fp8 and bf16): how persistent CTAs take their tiles: "
        "static (CTA b takes tiles b, b + CTAs, ...), dynamic (after its first tile a CTA takes "
        "the next one from a device-wide counter, so the tiles in flight stay about one wave "
-       "apart in tile order; in clusters, per cluster) or auto (dynamic from 64 tiles per CTA or "
-       "cluster, else static; measured 1.11-1.21x at gate/up 32 experts x 4096 rows on an H100).",
+       "apart in tile order; clusters of one CTA) or auto (dynamic from 64 tiles per CTA with "
+       "clusters of one, else static; measured 1.11-1.21x at gate/up 32 experts x 4096 rows on an H100).",
        {"auto", "static", "dynamic"}},
       {"SYMMOE_GEMM_WGMMA_STAGES", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels with the tma epilogue (fp8: 128 x 256 tiles, "
@@ -96,8 +96,7 @@ std::vector<Var> make_registry() {
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): tile width, 0 = "
        "auto (192, or 256 where SYMMOE_GEMM_WGMMA_CLUSTER=2, the direct epilogue, "
        "SYMMOE_GEMM_WGMMA_OVERLAP > 2 or SYMMOE_GEMM_WGMMA_STAGES=4 asks for it), 256 (two 128-column "
-       "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1, or of 2 with the "
-       "unrolled mainloop), "
+       "wgmma batches per K block) or 192 (one batch; tensor-store epilogue, clusters of 1 only), "
        "or 128 (one batch, never overlapped: SYMMOE_GEMM_WGMMA_OVERLAP does not apply; "
        "tensor-store epilogue, clusters of 1 only).",
        {}, 0, 256},

@@ -117,8 +117,8 @@ struct WgmmaShape
   static constexpr bool kARegs = kAFrags != kAFragsNone;
   static_assert(kBK == kFp8ScaleBlock, "one promotion per K block");
   static_assert(kOverlap == 0 || WgmmaShape::kBatches % 2 == 0, "overlapped batches alternate between two buffers");
-  static_assert(!kUnrolled || (kOverlap == 0 && WgmmaShape::kBatches == 1),
-                "the unrolled mainloop runs single-batch tiles");
+  static_assert(!kUnrolled || (kOverlap == 0 && WgmmaShape::kBatches == 1 && kCluster_ == 1),
+                "the unrolled mainloop runs single-batch tiles in clusters of one");
   static_assert(!kARegs || (kOverlap > 0 && WgmmaShape::kBatchN == 64),
                 "activation fragments in registers: overlapped 64-column batches (each K block of a "
                 "drain has its own fragments)");
@@ -565,9 +565,6 @@ using Shape128Tma = WgmmaShape<128, 5, 1, true>;
 // The same two with the unrolled mainloop (NOTE [unrolled fp8 mainloop]; SYMMOE_GEMM_WGMMA_UNROLL).
 using Shape192TmaUnrolled = WgmmaShape<192, 4, 1, true, 0, kAFragsNone, 192, true>;
 using Shape128TmaUnrolled = WgmmaShape<128, 5, 1, true, 0, kAFragsNone, 128, true>;
-// 128 x 192 unrolled in 2-CTA clusters along M (NOTE [wgmma weight multicast]: each CTA copies 96
-// of the tile's 192 weight rows into both CTAs' stages; SYMMOE_GEMM_WGMMA_CLUSTER=2).
-using Shape192TmaUnrolledPair = WgmmaShape<192, 4, 2, true, 0, kAFragsNone, 192, true>;
 // NOTE [overlapped promotion]: 128 x 256 in four 64-column batches, 128 x 192 in two of 96.
 // Drains every K block, or every two.
 using Shape256TmaOverlap = WgmmaShape<256, 3, 1, true, 1>;
@@ -632,14 +629,12 @@ cudaError_t wgmma_launch(const GroupSource& src, const LaunchSlots& slots, cudaS
                         : WgmmaConfig<Shape256TmaOverlap>::launch(src, slots, stream);
   }
   if (width == 192) {
-    const int cluster = env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER");
-    const bool unrolled = env::get_bool("SYMMOE_GEMM_WGMMA_UNROLL") && !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED");
-    SYMMOE_CHECK(tma_store && (cluster == 1 || (cluster == 2 && unrolled)),
-                 "grouped GEMM (fp8 wgmma): 128 x 192 tiles are built with the tma epilogue, in clusters of 1, or "
-                 "of 2 with the unrolled mainloop and free issue (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, "
-                 "SYMMOE_GEMM_WGMMA_CLUSTER=1|2, SYMMOE_GEMM_WGMMA_UNROLL=1, SYMMOE_GEMM_WGMMA_ORDERED=0)");
-    if (cluster == 2) return WgmmaConfig<Shape192TmaUnrolledPair>::launch(src, slots, stream);
-    if (unrolled) return WgmmaConfig<Shape192TmaUnrolled>::launch(src, slots, stream);
+    SYMMOE_CHECK(tma_store && env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 1,
+                 "grouped GEMM (fp8 wgmma): 128 x 192 tiles are built with the tma epilogue and clusters of 1 "
+                 "only (SYMMOE_GEMM_WGMMA_EPILOGUE=tma, SYMMOE_GEMM_WGMMA_CLUSTER=1)");
+    if (env::get_bool("SYMMOE_GEMM_WGMMA_UNROLL") && !env::get_bool("SYMMOE_GEMM_WGMMA_ORDERED")) {
+      return WgmmaConfig<Shape192TmaUnrolled>::launch(src, slots, stream);
+    }
     return WgmmaConfig<Shape192Tma>::launch(src, slots, stream);
   }
   if (env::get_int("SYMMOE_GEMM_WGMMA_CLUSTER") == 2) {
@@ -664,7 +659,6 @@ void wgmma_append_kernels(std::vector<runtime::KernelEntry>& out) {
   WgmmaConfig<Shape128Tma>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x128_tma_store");
   WgmmaConfig<Shape192TmaUnrolled>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_unrolled");
   WgmmaConfig<Shape128TmaUnrolled>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x128_tma_store_unrolled");
-  WgmmaConfig<Shape192TmaUnrolledPair>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_c2_tma_store_unrolled");
   WgmmaConfig<Shape256TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap");
   WgmmaConfig<Shape192TmaOverlap>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x192_tma_store_overlap");
   WgmmaConfig<Shape256TmaOverlap2>::append(out, "sm90_grouped_gemm_fp8_wgmma_128x256_tma_store_overlap2");

@@ -118,19 +118,17 @@ struct TileShape {
 //  - kStatic: units blockIdx.x, + gridDim.x, ... (per cluster with kCtas > 1); the
 //    copier (thread 0, the tensor copies) and the scaler (warp 1, the scales' cp.async) each
 //    walk the units;
-//  - kDynamic: units blockIdx.x (the cluster index with kCtas > 1) first, then the number of
-//    CTAs (clusters) + the next value of a device-wide counter (LaunchSlots::schedule {next,
-//    done}), taken by the publisher (the copier; in a cluster, rank 0's) as a tile starts and
-//    read as it ends, so the round trip runs under the tile's copies; the scaler, and in a
-//    cluster the other CTAs' copiers and scalers, learn each unit from the publisher
-//    (publish_unit / await_unit). The tiles in flight then stay a window of about one wave in
-//    tile order however unevenly the SMs run (the static stride lets them drift apart). The
-//    kernel is launched without programmatic overlap, so a launch touches the counter only after
-//    the previous one on the stream completed; each publisher counts its CTA (cluster) out in
-//    `done` when it leaves (also after a failed wait), and the last resets both words.
-//  - kAuto (default): kDynamic where a CTA (cluster) has kWgmmaDynamicMinUnits units or more on
-//    average (decided alike in every CTA from the tile table; never in 2 x 2 clusters: see
-//    publish_unit), else kStatic. Measured
+//  - kDynamic (clusters of one): units blockIdx.x first, then gridDim.x + the next value of a
+//    device-wide counter (LaunchSlots::schedule {next, done}), taken by the copier as a tile
+//    starts and read as it ends, so the round trip runs under the tile's copies; the scaler
+//    learns each unit from the copier (publish_unit / await_unit). The tiles in flight then stay
+//    a window of about one wave in tile order however unevenly the SMs run (the static stride
+//    lets them drift apart). The kernel is launched without programmatic overlap, so a launch
+//    touches the counter only after the previous one on the stream completed; each copier
+//    counts its CTA out in `done` when it leaves (also after a failed wait), and the last resets
+//    both words.
+//  - kAuto (default): kDynamic where a CTA has kWgmmaDynamicMinUnits units or more on average
+//    (clusters of one; decided alike in every CTA from the tile table), else kStatic. Measured
 //    on an H100 (gemm_wgmma_schedule_dynamic_h100_ab.log and
 //    gemm_wgmma_schedule_auto_h100_ab*.log, 128 x 192 tiles): from 74 units per CTA
 //    dynamic ran 0.98-1.21x of static (gate/up 32 x 4096, 171 units: 1.11-1.21x, where the
@@ -238,9 +236,6 @@ struct Smem {
   }
   // The schedule this launch runs, resolved once at set-up (1: kDynamic), read where needed.
   SYMMOE_DEVICE int& dynamic() const { return units[2 * Shape::kStages + 2]; }
-  // Whether it is kDynamic (never in 2 x 2 clusters, where its code compiles away: NOTE [wgmma
-  // tile schedule]).
-  SYMMOE_DEVICE bool dynamic_on() const { return Shape::kWriters == Shape::kCtas && dynamic() != 0; }
   SYMMOE_DEVICE GroupRows expert_rows(int e) const {
     const int2 v = rows[e];
     return GroupRows{v.x, v.y};
@@ -339,61 +334,34 @@ struct ScaleMaps {
   bool on;
 };
 
-// NOTE [wgmma tile schedule], kDynamic: the publisher writes tile j's unit (or -1, the stop) in
-// stage s's slot and then j + 1 in the slot's tag, a fence between, before its arrival on
-// full[s]; every other producer thread that needs the unit (the scaler; with kCtas > 1 the
-// copiers and scalers of the other CTAs, whose slots the publisher writes through the cluster
-// window) waits, after its own wait for stage s to be free, for the tag (bounded), fences, and
-// reads the unit. The publisher rewrites the slots only once its stage s is free again, which
-// needs the arrivals of every CTA's consumers for it, made after their full[s] completed, which
-// needs the arrivals of that CTA's copier and scaler, made after their reads. "Every CTA's":
-// in a 1-D cluster (kWriters == kCtas) every CTA copies into every CTA's stages (NOTE [wgmma
-// weight multicast]); in a 2 x 2 cluster the diagonal CTA's consumers do not release rank 0's
-// stages, so those clusters run kStatic (kAuto) or are refused (kDynamic, at launch).
-template <int kCtas>
+// NOTE [wgmma tile schedule], kDynamic: the copier publishes tile j's unit (or -1, the stop) in
+// stage s's slot and then j + 1 in the slot's tag (shared memory, volatile, a CTA fence between),
+// before its arrival on full[s]; the scaler, after its own wait for stage s to be free, waits for
+// the tag (bounded) and reads the unit. The copier rewrites the slot only once stage s is free
+// again, which needs the scaler's arrivals for it, made after its read.
 SYMMOE_DEVICE void publish_unit(int* units, int stages, int s, int u, int j) {
-  if constexpr (kCtas == 1) {
-    volatile int* slot = units;  // shared memory: generic volatile accesses (not the .global ptx helpers)
-    slot[s] = u;
-    __threadfence_block();
-    slot[stages + s] = j + 1;
-  } else {
-#pragma unroll
-    for (int c = 0; c < kCtas; ++c) tma::st_relaxed_cluster(units + s, static_cast<uint32_t>(c), u);
-    tma::fence_acq_rel_cluster();
-#pragma unroll
-    for (int c = 0; c < kCtas; ++c) tma::st_relaxed_cluster(units + stages + s, static_cast<uint32_t>(c), j + 1);
-  }
+  volatile int* slot = units;  // shared memory: generic volatile accesses (not the .global ptx helpers)
+  slot[s] = u;
+  __threadfence_block();
+  slot[stages + s] = j + 1;
 }
 
-template <int kCtas>
 SYMMOE_DEVICE bool await_unit(int* units, int stages, int s, int j, int& u, const device::WaitContext& ctx) {
   volatile int* slot = units;
   const bool ok = device::bounded_wait(
       ctx, device::WaitSite{"gemm_tile_unit", static_cast<uint32_t>(s), -1, -1}, static_cast<uint64_t>(j + 1),
       [slot, stages, s]() -> uint64_t { return static_cast<uint64_t>(slot[stages + s]); },
       [j](uint64_t v) { return v == static_cast<uint64_t>(j + 1); });
-  if constexpr (kCtas == 1) {
-    __threadfence_block();
-  } else {
-    tma::fence_acq_rel_cluster();
-  }
+  __threadfence_block();
   u = slot[s];
   return ok;
 }
 
-// NOTE [wgmma tile schedule]: what the dynamic schedule counts, CTAs or (kCtas > 1) clusters.
-template <class Shape>
-SYMMOE_DEVICE int schedule_walkers() {
-  return Shape::kCtas == 1 ? static_cast<int>(gridDim.x) : static_cast<int>(device::ptx::cluster_count_x());
-}
-
 // Producer warpgroup (NOTE [wgmma tile schedule]): thread 0, the copier, issues the tensor copies
 // (the operands', and the scales' with scale maps), takes the units (kDynamic: from the
-// counter; in a cluster, rank 0's copier) and publishes them; warp 1, the scaler, copies the
-// scales by cp.async otherwise (with kDynamic it learns each unit from the publisher, as the
-// other copiers of a cluster do); the other threads have nothing to do. Returns at the end of
-// the work (the stop published) or on a failed wait.
+// counter) and publishes them; warp 1, the scaler, copies the scales by cp.async otherwise (with
+// kDynamic it learns each unit from the copier); the other threads have nothing to do. Returns
+// at the end of the work (the stop published) or on a failed wait.
 template <class Shape>
 SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_weights, const ScaleMaps& scale_maps,
                            const GroupSource& src, const Smem<Shape>& sm, int n_blocks, int* words,
@@ -413,16 +381,16 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
     if (!tma::mbarrier_wait(&sm.empty[s0], ring.parity() ^ 1, ctx, "gemm_stage_free", s0)) break;
     // The unit count is read from shared memory at each test: a register for it spills (kProducerRegs).
     bool live = u < sm.unit_count();
-    if (copier && (Shape::kCtas == 1 || !sm.dynamic_on() || device::ptx::cluster_rank() == 0)) {
+    if (copier) {
       // The next unit, noted as this tile starts (kDynamic: asked for, its value first used at the end).
-      if (live) sm.next_unit() = sm.dynamic_on() ? schedule_walkers<Shape>() + atomicAdd(words, 1) : u + walk.stride;
-      if (sm.dynamic_on()) {
-        publish_unit<Shape::kCtas>(sm.units, Shape::kStages, s0, live ? u : -1, j);
+      if (live) sm.next_unit() = sm.dynamic() ? static_cast<int>(gridDim.x) + atomicAdd(words, 1) : u + walk.stride;
+      if (sm.dynamic()) {
+        publish_unit(sm.units, Shape::kStages, s0, live ? u : -1, j);
       } else {
         sm.units[s0] = live ? u : -1;  // published by the arrival below (release)
       }
-    } else if (sm.dynamic_on()) {
-      if (!await_unit<Shape::kCtas>(sm.units, Shape::kStages, s0, j, u, ctx)) break;
+    } else if (sm.dynamic()) {
+      if (!await_unit(sm.units, Shape::kStages, s0, j, u, ctx)) break;
       live = u >= 0;
     } else {
       sm.next_unit() = u + walk.stride;
@@ -435,14 +403,11 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
       }
       break;
     }
-    // The cluster rank read again per tile (volatile): kept from UnitWalk across the loop it
-    // spills at kProducerRegs in the clustered unrolled kernel.
-    const int rank = Shape::kCtas == 1 ? 0 : static_cast<int>(device::ptx::cluster_rank());
-    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, rank, e_hint, src.row_band);
+    const GemmTilePos pos = locate_tile<Shape>(sm.tile_start, src.groups, n_blocks, u, walk.rank, e_hint, src.row_band);
     const GroupRows rows = sm.expert_rows(pos.e);
     const int64_t m0 = int64_t{pos.mb} * kBM;  // first row of the tile within the expert
     const int64_t n0 = int64_t{pos.nb} * Shape::kBN;  // first column (weight row) of the tile
-    const int rm = rank % Shape::kCluster, rn = rank / Shape::kCluster;
+    const int rm = walk.rank % Shape::kCluster, rn = walk.rank / Shape::kCluster;
     const auto a_row = static_cast<int32_t>(rows.row0 + m0 + rn * Shape::kASliceRows);
     const auto b_row = static_cast<int32_t>(int64_t{pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
     const auto scale_row = static_cast<int32_t>(rows.row0 + m0);
@@ -463,13 +428,13 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
         if constexpr (Shape::kClusterN == 1) {
           tma::load_2d(a_dst, &map_act, k0, a_row, &sm.full[s]);
         } else {
-          tma::load_2d_multicast(a_dst, &map_act, k0, a_row, &sm.full[s], row_block_peers<Shape>(rank));
+          tma::load_2d_multicast(a_dst, &map_act, k0, a_row, &sm.full[s], row_block_peers<Shape>(walk.rank));
         }
         uint8_t* b_dst = sm.b + s * Shape::kBBytes + rm * Shape::kBSliceRows * kBK;
         if constexpr (Shape::kCluster == 1) {
           tma::load_2d(b_dst, &map_weights, k0, b_row, &sm.full[s]);
         } else {
-          tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], column_block_peers<Shape>(rank));
+          tma::load_2d_multicast(b_dst, &map_weights, k0, b_row, &sm.full[s], column_block_peers<Shape>(walk.rank));
         }
         if (scale_copies) {
           float* sc = sm.scales + s * Shape::kScaleFloats;
@@ -484,13 +449,13 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
       ring.advance();
     }
     if (failed) break;
-    u = sm.next_unit();  // kDynamic: unused but in the publisher (the others read the next unit from the slot)
+    u = sm.next_unit();  // kDynamic: the scaler's is unused (it reads its next unit from the stage's slot)
   }
-  // kDynamic: this CTA (cluster) takes no more units; the last out resets the words. The
-  // publisher made every counter access of the CTA (cluster).
-  if (sm.dynamic_on() && copier && (Shape::kCtas == 1 || device::ptx::cluster_rank() == 0)) {
+  // kDynamic: this CTA takes no more units; the last CTA out resets the words. The copier made
+  // every counter access of the CTA.
+  if (sm.dynamic() && copier) {
     __threadfence();
-    if (atomicAdd(words + 1, 1) == schedule_walkers<Shape>() - 1) {
+    if (atomicAdd(words + 1, 1) == static_cast<int>(gridDim.x) - 1) {
       __threadfence();
       words[0] = 0;
       words[1] = 0;
@@ -819,11 +784,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (lane == 0) {
       sm.tile_start[0] = 0;
       sm.unit_count() = sm.tile_start[groups];
-      // NOTE [wgmma tile schedule]: alike in every CTA.
-      sm.dynamic() = Shape::kWriters == Shape::kCtas &&
-                     (p.schedule == WgmmaSchedule::kDynamic ||
-                      (p.schedule == WgmmaSchedule::kAuto &&
-                       sm.unit_count() >= kWgmmaDynamicMinUnits * schedule_walkers<Shape>()));
+      // NOTE [wgmma tile schedule]: alike in every CTA (kDynamic with clusters of one only,
+      // checked at launch; kAuto with clusters runs kStatic).
+      sm.dynamic() = Shape::kCtas == 1 && (p.schedule == WgmmaSchedule::kDynamic ||
+                                           (p.schedule == WgmmaSchedule::kAuto &&
+                                            sm.unit_count() >= kWgmmaDynamicMinUnits * static_cast<int>(gridDim.x)));
     }
   }
   __syncthreads();
@@ -991,9 +956,9 @@ struct WgmmaLaunch {
                                            2, "weight scales");
     }
     const WgmmaSchedule schedule = wgmma_schedule();
-    SYMMOE_CHECK(schedule != WgmmaSchedule::kDynamic || Shape::kWriters == Shape::kCtas, "grouped GEMM (",
-                 Consumer::name(), "): SYMMOE_GEMM_WGMMA_SCHEDULE=dynamic runs in clusters of one row or column "
-                 "block only, not in ", Shape::kCluster, " x ", Shape::kClusterN, " clusters");
+    SYMMOE_CHECK(schedule != WgmmaSchedule::kDynamic || Shape::kCtas == 1, "grouped GEMM (", Consumer::name(),
+                 "): SYMMOE_GEMM_WGMMA_SCHEDULE=", env::get_string("SYMMOE_GEMM_WGMMA_SCHEDULE"),
+                 " is built for clusters of one CTA only");
     SYMMOE_CHECK(schedule == WgmmaSchedule::kStatic || slots.schedule != nullptr, "grouped GEMM (",
                  Consumer::name(), "): no schedule words for the dynamic schedule");
     WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), scale_maps, schedule, slots.schedule};

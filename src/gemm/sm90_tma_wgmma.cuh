@@ -120,19 +120,6 @@ SYMMOE_DEVICE void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
       : "memory");
 }
 
-// Stores `v` at addr's offset in the shared memory of cluster CTA `cta` (this CTA's own rank
-// included), relaxed at cluster scope: ordered against later stores by fence_acq_rel_cluster.
-SYMMOE_DEVICE void st_relaxed_cluster(const int* addr, uint32_t cta, int v) {
-  asm volatile(
-      "{\n\t.reg .b32 remote;\n\t"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-      "st.relaxed.cluster.shared::cluster.u32 [remote], %2;\n\t}" ::"r"(smem_addr(addr)),
-      "r"(cta), "r"(v)
-      : "memory");
-}
-
-SYMMOE_DEVICE void fence_acq_rel_cluster() { asm volatile("fence.acq_rel.cluster;" ::: "memory"); }
-
 // Every thread of every CTA of the cluster arrives (release) and waits (acquire); threads of
 // a warp may arrive at different times (not .aligned).
 SYMMOE_DEVICE void cluster_sync() {

@@ -454,9 +454,8 @@ TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
 // [wgmma stage scales]); single-batch tiles with the unrolled mainloop (NOTE [unrolled fp8
 // mainloop]; 14 and 3 K blocks over 4-5 stages, 20 over 4) and the rolled one; tile
 // schedules (NOTE [wgmma tile schedule]): static, dynamic (a device-wide counter; the unit tags
-// left in shared memory by the previous launch; in clusters of 2, rank 0 publishing each unit
-// to its peer), auto (dynamic with 80 tiles on 1 SM, static with 40 units a cluster); the
-// unrolled 128 x 192 tile in 2-CTA clusters (weights multicast). The first
+// left in shared memory by the previous launch), auto (dynamic with 80 tiles on 1 SM, static in
+// clusters). The first
 // variant, the 192- and 128-wide tiles and the overlapped promotion (NOTE
 // [overlapped promotion]: narrower wgmma batches) are checked against the reference;
 // every other variant (cluster, epilogue, issue order, scale copies: the same arithmetic in the same order)
@@ -488,12 +487,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
                               {"1", "tma", "1", "256", "0", "3", "cp_async", "1", "dynamic"},
                               {"1", "direct", "0", "256", "0", "3", "cp_async", "1", "dynamic"},
                               {"1", "tma", "0", "192", "0", "3", "cp_async", "1", "auto"},
-                              {"2", "tma", "0", "256", "0", "3", "cp_async", "1", "auto"},
-                              {"2", "tma", "0", "192", "0", "3", "cp_async", "1", "static"},
-                              {"2", "tma", "0", "192", "0", "3", "cp_async", "1", "auto"},
-                              {"2", "tma", "0", "192", "0", "3", "cp_async", "1", "dynamic"},
-                              {"2", "tma", "0", "256", "0", "3", "cp_async", "1", "dynamic"},
-                              {"2", "direct", "0", "256", "0", "3", "tma", "1", "dynamic"}};
+                              {"2", "tma", "0", "256", "0", "3", "cp_async", "1", "auto"}};
   auto label = [](const Variant& v) {
     return std::string("wgmma (cluster ") + v.cluster + ", " + v.epilogue + " epilogue, ordered " + v.ordered +
            ", 128x" + v.tile_n + ", overlapped promotion " + v.overlap + ", " + v.stages + " stages, " + v.scales +
@@ -578,9 +572,8 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
 // 3 SMs, more than 32 experts, rows past the count next to full row blocks (a cluster pair's
 // second tile past the rows; a 2 x 2 cluster's column blocks past N), both epilogues, clusters
 // of 1, 2 and 2 x 2, 4 stages with the output staged in 64-column rounds (the last round of N
-// 328 clipped, of N 512 K 24 with 4 rounds per tile), the dynamic schedule in clusters of
-// 1 and 2 (auto in 2 x 2: static), and both layouts; integer inputs exact; an invalid count
-// reported naming the expert.
+// 328 clipped, of N 512 K 24 with 4 rounds per tile) and both layouts; integer
+// inputs exact; an invalid count reported naming the expert.
 TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
@@ -590,9 +583,7 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   };
   const Variant variants[] = {{"tma", "1", "3"},    {"direct", "1", "3"}, {"tma", "2", "3"}, {"direct", "2", "3"},
                               {"tma", "4", "3"},    {"direct", "4", "3"}, {"tma", "1", "4"},
-                              {"tma", "1", "3", "dynamic"}, {"direct", "1", "4", "dynamic"},
-                              {"tma", "2", "3", "dynamic"}, {"direct", "2", "4", "dynamic"},
-                              {"tma", "4", "3", "auto"}};
+                              {"tma", "1", "3", "dynamic"}, {"direct", "1", "4", "dynamic"}};
   // The cases and their references once, for every variant (each case under each of its budgets;
   // 0 SMs: every SM).
   struct Case {
@@ -636,23 +627,25 @@ TEST(GroupedGemmGpu, Bf16WgmmaKernelMatchesAcrossShapesAndEpilogues) {
   }
 }
 
-// NOTE [wgmma tile schedule]: the dynamic schedule in a 2 x 2 cluster is refused before launch,
-// naming the setting and the cluster.
-TEST(GroupedGemmGpu, DynamicWgmmaScheduleIn2x2ClustersIsRefused) {
+// NOTE [wgmma tile schedule]: the dynamic schedule is built for clusters of one; asking for it
+// with clusters is refused before launch, naming the setting.
+TEST(GroupedGemmGpu, DynamicWgmmaScheduleWithClustersIsRefused) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
-  const HostCase c = make_case(GemmDtype::kBF16, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 78);
+  const HostCase c = make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 4, 256, 256, 130, false, 78);
   const test::EnvGuard env_schedule("SYMMOE_GEMM_WGMMA_SCHEDULE", "dynamic");
-  const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_BF16_CLUSTER", "4");
+  const test::EnvGuard env_cluster("SYMMOE_GEMM_WGMMA_CLUSTER", "2");
+  const test::EnvGuard env_tile_n("SYMMOE_GEMM_WGMMA_TILE_N", "256");
+  const test::EnvGuard env_overlap("SYMMOE_GEMM_WGMMA_OVERLAP", "0");
+  const test::EnvGuard env_epilogue("SYMMOE_GEMM_WGMMA_EPILOGUE", "direct");
   DeviceCase d(c);
   GroupedGemmOptions o;
   o.tile = GemmTile::kWgmma;
   try {
     g.gemm.run(d.problem(c), g.stream, o);
-    ADD_FAILURE() << "dynamic schedule in a 2 x 2 cluster was launched";
+    ADD_FAILURE() << "dynamic schedule with clusters of 2 was launched";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("SYMMOE_GEMM_WGMMA_SCHEDULE=dynamic runs in clusters of one row or column "
-                                         "block only, not in 2 x 2 clusters"),
+    EXPECT_NE(std::string(e.what()).find("SYMMOE_GEMM_WGMMA_SCHEDULE=dynamic is built for clusters of one"),
               std::string::npos)
         << e.what();
   }
