@@ -133,7 +133,10 @@ struct TileShape {
 //    gemm_wgmma_schedule_auto_h100_ab*.log, 128 x 192 tiles): from 74 units per CTA
 //    dynamic ran 0.98-1.21x of static (gate/up 32 x 4096, 171 units: 1.11-1.21x, where the
 //    static stride's rate fell from 1039 to 870 TFLOPS with run length); at 3-42 units
-//    forced dynamic ran 0.96-1.07x, within the spread between rounds.
+//    forced dynamic ran 0.96-1.07x, within the spread between rounds. On an H200
+//    (gemm_wgmma_c2_ab_h200.log) auto ran 1.02x of static at gate/up 32 x 4096, level elsewhere.
+//    kDynamic in 1-D clusters (rank 0 publishing each unit into its peers' slots) was built and
+//    measured there: 0.95x of this default (bench/RESULTS.md), reverted.
 enum class WgmmaSchedule : int { kStatic = 0, kDynamic = 1, kAuto = 2 };
 constexpr int kWgmmaDynamicMinUnits = 64;
 
