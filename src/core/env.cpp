@@ -87,11 +87,13 @@ std::vector<Var> make_registry() {
        "staged whole), 4 (the output staged and stored in 64-column rounds through a quarter "
        "of the buffer) or auto (bf16: 4 up to 512 rows per expert, 3 above; fp8: 3).",
        {"auto", "3", "4"}},
-      {"SYMMOE_GEMM_WGMMA_ROW_BAND", Type::kInt, "0",
+      {"SYMMOE_GEMM_WGMMA_ROW_BAND", Type::kInt, "-1",
        "Grouped GEMM, own wgmma kernels (fp8 and bf16): the order of an expert's tiles, 0 = bands "
        "of 8 column blocks walked row block by row block, N > 0 = bands of N row blocks walked "
-       "column block by column block (weights read once per band of rows, activations once).",
-       {}, 0, 256},
+       "column block by column block (weights read once per band of rows, activations once; "
+       "with SYMMOE_GEMM_WGMMA_SCHEDULE=auto the dynamic schedule), -1 = auto (fp8: 16 from 2048 "
+       "rows per expert, else 0; bf16: 0).",
+       {}, -1, 256},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "0",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): tile width, 0 = "
        "auto (192, or 256 where SYMMOE_GEMM_WGMMA_CLUSTER=2, the direct epilogue, "

@@ -28,6 +28,7 @@
 #include "symmoe/device/bounded_wait.cuh"
 #include "symmoe/device/grouped_gemm_tile_order.cuh"
 #include "symmoe/device/ptx.cuh"
+#include "symmoe/gemm/grouped_gemm.hpp"
 #include "symmoe/runtime/device_runtime.hpp"
 
 namespace symmoe::gemm::sm90::wgmma_frame {
@@ -128,7 +129,10 @@ struct TileShape {
 //    counts its CTA out in `done` when it leaves (also after a failed wait), and the last resets
 //    both words.
 //  - kAuto (default): kDynamic where a CTA has kWgmmaDynamicMinUnits units or more on average
-//    (clusters of one; decided alike in every CTA from the tile table), else kStatic. Measured
+//    or the tiles walk row bands (fp8_wgmma_row_band_by_default: row bands with the static
+//    stride read DRAM as the column bands do, twice DeepGEMM's bytes at gate/up 8 x 4096 on an
+//    H100; with the counter about DeepGEMM's) (clusters of one; decided alike in every CTA from
+//    the tile table and the launch's row band), else kStatic. Measured
 //    on an H100 (gemm_wgmma_schedule_dynamic_h100_ab.log and
 //    gemm_wgmma_schedule_auto_h100_ab*.log, 128 x 192 tiles): from 74 units per CTA
 //    dynamic ran 0.98-1.21x of static (gate/up 32 x 4096, 171 units: 1.11-1.21x, where the
@@ -789,9 +793,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm.unit_count() = sm.tile_start[groups];
       // NOTE [wgmma tile schedule]: alike in every CTA (kDynamic with clusters of one only,
       // checked at launch; kAuto with clusters runs kStatic).
+      const bool many = sm.unit_count() >= kWgmmaDynamicMinUnits * static_cast<int>(gridDim.x);
       sm.dynamic() = Shape::kCtas == 1 && (p.schedule == WgmmaSchedule::kDynamic ||
-                                           (p.schedule == WgmmaSchedule::kAuto &&
-                                            sm.unit_count() >= kWgmmaDynamicMinUnits * static_cast<int>(gridDim.x)));
+                                           (p.schedule == WgmmaSchedule::kAuto && (src.row_band > 0 || many)));
     }
   }
   __syncthreads();
@@ -965,7 +969,9 @@ struct WgmmaLaunch {
     SYMMOE_CHECK(schedule == WgmmaSchedule::kStatic || slots.schedule != nullptr, "grouped GEMM (",
                  Consumer::name(), "): no schedule words for the dynamic schedule");
     WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), scale_maps, schedule, slots.schedule};
-    params.src.row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
+    const int row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
+    params.src.row_band =
+        row_band >= 0 ? row_band : (Shape::kScaled ? fp8_wgmma_row_band_by_default(src.expected_m) : 0);
     const void* fn = kernel();
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t config =

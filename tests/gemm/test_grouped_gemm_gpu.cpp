@@ -651,6 +651,37 @@ TEST(GroupedGemmGpu, DynamicWgmmaScheduleWithClustersIsRefused) {
   }
 }
 
+// The fp8 wgmma kernel's auto tile order (fp8_wgmma_row_band_by_default): an expected_m hint
+// from kWgmmaRowBandMinM rows takes bands of 16 row blocks with the dynamic schedule. Experts
+// of up to 2200 rows (18 row blocks: a full band and a clipped one; expert 1 empty, expert 2
+// full), both layouts, every SM and 3 SMs (the counter over more units per CTA): checked
+// against the reference, and equal to the column-band walk (SYMMOE_GEMM_WGMMA_ROW_BAND=0,
+// static) bit for bit, as each tile's arithmetic does not depend on the order.
+TEST(GroupedGemmGpu, WgmmaAutoRowBandsMatchTheReference) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  uint64_t seed = 900;
+  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+    const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 4, 384, 512, 2200, false, seed++);
+    const Expected x = expected_of(c);
+    for (const int sms : {0, 3}) {
+      const runtime::SmBudget budget = sms == 0 ? runtime::SmBudget{} : runtime::SmBudget{sms, 0};
+      const std::string what = std::string(name(layout)) + (sms == 0 ? "" : " on 3 SMs");
+      std::vector<uint16_t> columns;
+      {
+        const test::EnvGuard env_band("SYMMOE_GEMM_WGMMA_ROW_BAND", "0");
+        const test::EnvGuard env_schedule("SYMMOE_GEMM_WGMMA_SCHEDULE", "static");
+        columns = run(g, c, GemmTile::kWgmma, budget, kWgmmaRowBandMinM);
+      }
+      const std::vector<uint16_t> rows = run(g, c, GemmTile::kWgmma, budget, kWgmmaRowBandMinM);
+      expect_matches(c, x, rows, false, "auto row bands, " + what);
+      size_t diff = 0;
+      while (diff < rows.size() && rows[diff] == columns[diff]) ++diff;
+      EXPECT_EQ(diff, rows.size()) << what << ": row bands differ from column bands at element " << diff;
+    }
+  }
+}
+
 TEST(GroupedGemmGpu, SmBudgetAndGraphReplayGiveTheSameBits) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;

@@ -71,6 +71,18 @@ constexpr bool swapab_split_by_default(int expected_m, int num_experts, int n, i
          static_cast<long long>(kSwapAbDynamicMinItems) * sm_count;
 }
 constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <= kBf16FourStageMaxM ? 4 : 3; }
+// The fp8 kWgmma kernel's tile order (SYMMOE_GEMM_WGMMA_ROW_BAND = -1, auto): from
+// kWgmmaRowBandMinM rows per expert, bands of kWgmmaRowBand row blocks walked column block by
+// column block, with the dynamic schedule (NOTE [wgmma tile schedule]); below, bands of 8
+// column blocks. Measured on an H100 (gemm_wgmma_order_dyn_ab_h100.log, gemm_l2_traffic_order_h100.log):
+// at gate/up 8 x 4096 the static column-band walk read 2.5 GB from DRAM against DeepGEMM's
+// 1.2 GB; row bands with the counter read 1.0 GB and ran 1.07-1.08x at gate/up 4096 rows,
+// 1.02x at down 4096; at 1024 rows mixed (0.98-1.07x), so not there.
+inline constexpr int kWgmmaRowBandMinM = 2048;
+inline constexpr int kWgmmaRowBand = 16;
+constexpr int fp8_wgmma_row_band_by_default(int expected_m) {
+  return expected_m >= kWgmmaRowBandMinM ? kWgmmaRowBand : 0;
+}
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
 // Order in which the persistent CTAs walk an expert's output tiles: down M first (CTAs running
