@@ -220,6 +220,16 @@ void expect_matches(const HostCase& c, const std::vector<uint16_t>& got, bool in
   expect_matches(c, expected_of(c), got, integers, what);
 }
 
+// `got` must equal `base` bit for bit (poisoned rows included); `what` names got's run, `base_what` base's.
+void expect_same_bits(const HostCase& c, const std::vector<uint16_t>& got, const std::vector<uint16_t>& base,
+                      const std::string& what, const std::string& base_what) {
+  ASSERT_EQ(got.size(), base.size()) << what;
+  size_t diff = 0;
+  while (diff < got.size() && got[diff] == base[diff]) ++diff;
+  EXPECT_EQ(diff, got.size()) << what << ": first difference from " << base_what << " at element " << diff << " (row "
+                              << diff / c.n << ", col " << diff % c.n << ")";
+}
+
 struct Gpu {
   runtime::DeviceRuntime rt;
   Stream stream;
@@ -532,10 +542,7 @@ TEST(GroupedGemmGpu, WgmmaKernelMatchesAcrossTilesStagesAndExperts) {
         expect_matches(c, x, got, integers, label(variants[i]) + what);
         continue;
       }
-      size_t diff = 0;
-      while (diff < got.size() && got[diff] == base[diff]) ++diff;
-      EXPECT_EQ(diff, got.size()) << label(variants[i]) << what << ": first difference from " << label(variants[0])
-                                  << "at element " << diff << " (row " << diff / c.n << ", col " << diff % c.n << ")";
+      expect_same_bits(c, got, base, label(variants[i]) + what, label(variants[0]));
     }
   };
   uint64_t seed = 500;
@@ -675,9 +682,7 @@ TEST(GroupedGemmGpu, WgmmaAutoRowBandsMatchTheReference) {
       }
       const std::vector<uint16_t> rows = run(g, c, GemmTile::kWgmma, budget, kWgmmaRowBandMinM);
       expect_matches(c, x, rows, false, "auto row bands, " + what);
-      size_t diff = 0;
-      while (diff < rows.size() && rows[diff] == columns[diff]) ++diff;
-      EXPECT_EQ(diff, rows.size()) << what << ": row bands differ from column bands at element " << diff;
+      expect_same_bits(c, rows, columns, "auto row bands, " + what, "column bands");
     }
   }
 }
