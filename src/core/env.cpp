@@ -70,11 +70,10 @@ std::vector<Var> make_registry() {
        {}, -1, 5},
       {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "cp_async",
        "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: cp_async (one "
-       "4-byte copy per scale by a producer warp), tma (tensor copies issued with the "
-       "operands'; measured 0.97-1.00x of cp_async) or rounds (the unrolled 128 x 192 kernel: "
-       "one 16-byte copy per row for four K blocks at once). tma and rounds are taken when "
-       "K / 128 is a multiple of 4 and both scale tensors are 16-byte aligned, otherwise cp_async.",
-       {"tma", "cp_async", "rounds"}},
+       "4-byte copy per scale by a producer warp) or tma (tensor copies issued with the "
+       "operands'; taken when K / 128 is a multiple of 4 and both scale tensors are 16-byte "
+       "aligned, otherwise cp_async; measured 0.97-1.00x of cp_async).",
+       {"tma", "cp_async"}},
       {"SYMMOE_GEMM_WGMMA_SCHEDULE", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels (fp8 and bf16): how persistent CTAs take their tiles: "
        "static (CTA b takes tiles b, b + CTAs, ...), dynamic (after its first tile a CTA takes "

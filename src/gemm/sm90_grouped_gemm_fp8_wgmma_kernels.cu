@@ -439,16 +439,13 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 template <class Shape, int kBoundary>
 SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
                                     const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
-                                    int kblocks, StageDesc base, int r_in_tile, int lane, bool rounds) {
+                                    int kblocks, StageDesc base, int r_in_tile, int lane) {
   constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
   constexpr int kSplit = scale_split<kJ, Shape::kBatchN, 0, kBoundary>();
   bool probed = false;  // stage j's full barrier seen complete (NOTE [probed stage wait])
   // One round: kStages K blocks from kb0 on; tail (std::true_type): the tile's last, partial
   // round (the K blocks from kblocks on skipped, warp-uniform). Full rounds carry no such test.
   auto round = [&](int kb0, auto tail) {
-    // NOTE [wgmma round scales]: the round's area (stage 0's parity bit before this round
-    // flips it) holds all its K blocks' scales; otherwise each stage's own.
-    const float* round_scales = sm.scales + (rounds ? (bits & 1u) * Shape::kScaleFloats : 0u);
     for_each_batch<kStages>([&](auto stage) {
       constexpr int j = decltype(stage)::value, kNext = (j + 1) % kStages;
       if constexpr (decltype(tail)::value) {
@@ -457,7 +454,7 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       tma::wait_unless_probed(probed, &sm.full[j], (bits >> j) & 1u, ok, ctx, "gemm_stage_full", j);
       bits ^= 1u << j;
       const int col = kStages % kCols == 0 ? j % kCols : (kb0 + j) % kCols;
-      const BlockScales sc = stage_scales<Shape>(round_scales, rounds ? 0 : j, col, r_in_tile);
+      const BlockScales sc = stage_scales<Shape>(sm.scales, j, col, r_in_tile);
       const StageDesc sd{base.a_lo + static_cast<uint32_t>(j * Shape::kABytes / 16),
                          base.b_lo + static_cast<uint32_t>(j * Shape::kBBytes / 16)};
       issue_block<Shape, false>(part, sd, 0);
@@ -482,7 +479,6 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
   const ConsumerThread me;
   const int kblocks = kblocks_of<Shape>(src);
   const StageDesc base = stage_desc<Shape>(sm.a, sm.b, 0, me.wg);
-  const bool rounds = Shape::kStages == Shape::kScaleCols && src.scale_rounds;  // NOTE [wgmma round scales]
   float acc[1][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
   uint32_t bits = 0;
   bool ok = true;
@@ -492,11 +488,11 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
     // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.
     if constexpr (Shape::kBN == 192) {
       if (tile.n0 % 128 != 0) {
-        unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane, rounds);
+        unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
         return;
       }
     }
-    unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane, rounds);
+    unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
   });
 }
 

@@ -31,8 +31,6 @@ struct GroupSource {
   int wgmma_tile_n = 0;      // fp8 wgmma: the tile width GroupedGemm::run chose (fp8_wgmma_tile_n)
   int row_band = 0;          // wgmma kernels' tile walk: 0 = bands of column blocks, > 0 = bands of row_band
                              // row blocks (NOTE [grouped GEMM tile order]; SYMMOE_GEMM_WGMMA_ROW_BAND)
-  bool scale_rounds = false; // fp8 wgmma, unrolled: each round's scales by one 16-byte copy per row (NOTE
-                             // [wgmma round scales]); set by the launch
 };
 
 // Device memory a launch of one configuration uses besides the problem's tensors.

@@ -318,37 +318,6 @@ SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRo
   tma::cp_async_arrive_noinc(full);
 }
 
-// NOTE [wgmma round scales]: with the unrolled mainloop (every tile starts at stage 0) and
-// kStages == kScaleCols, a round of kStages K blocks kb .. kb + 3 (kb a multiple of 4) fills
-// stages 0 .. 3 in order. GroupSource::scale_rounds: at the round's stage 0 the scale warp
-// copies all four K blocks' scales of each row with one 16-byte cp.async (a quarter of the
-// per-block copies' L2 requests) into round area (stage 0's parity bit: the areas alternate
-// round by round across tiles), arriving on stage 0's full barrier; at stages 1 .. 3 it only
-// arrives. The consumers of stage j read column j of the round's area (they waited for stage 0
-// before). Rewriting an area is safe without another barrier: round g's copy waits for stage
-// 0's release in round g - 1, which every consumer warp gives only after it has read all of
-// round g - 2's scales (the area's previous use), as each reads its scales before releasing
-// the stage. Needs K / 128 a multiple of 4 (whole rounds, 16-byte aligned rows) and 16-byte
-// aligned scale tensors; launch decides (wgmma_scale_rounds_fit). The two areas are stage 0's
-// and stage 1's scale space (unused otherwise in this mode).
-template <class Shape>
-SYMMOE_DEVICE void copy_round_scales(float* dst, const GroupSource& src, GroupRows rows, int64_t m0, int64_t n0, int e,
-                                     int kb, int kblocks, int lane) {
-  constexpr int kCols = Shape::kScaleCols;
-#pragma unroll
-  for (int i = 0; i < kBM / 32; ++i) {
-    const int r = 32 * i + lane;
-    const bool live = m0 + r < rows.count;
-    const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
-    tma::cp_async_16(dst + kCols * r, p_src, live);
-  }
-  const int64_t nb0 = n0 / kFp8ScaleBlock;  // first weight-scale block of the tile
-  if (lane < 2) {
-    const float* sb = src.weight_scales + (int64_t{e} * (src.n / kFp8ScaleBlock) + nb0 + lane) * kblocks + kb;
-    tma::cp_async_16(dst + Shape::kWeightScaleAt + kCols * lane, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
-  }
-}
-
 // One K block's scales for a consumer thread: the activation scales of its rows (sa_lo, sa_hi)
 // and the tile's two weight scales (w0, w1).
 struct BlockScales {
@@ -479,17 +448,6 @@ SYMMOE_DEVICE void produce(const CUtensorMap& map_act, const CUtensorMap& map_we
           const int kb4 = kb & ~(Shape::kScaleCols - 1);  // 16-byte aligned box rows
           tma::load_2d(sc, scale_maps.act, kb4, scale_row, &sm.full[s]);
           tma::load_2d(sc + Shape::kWeightScaleAt, scale_maps.weights, kb4, w_scale_row, &sm.full[s]);
-        }
-      } else if constexpr (Shape::kScaled && Shape::kUnrolled && Shape::kStages == Shape::kScaleCols) {
-        if (src.scale_rounds) {  // NOTE [wgmma round scales]
-          if (s == 0) {
-            copy_round_scales<Shape>(sm.scales + (ring.bits & 1u) * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb,
-                                     kblocks, lane);
-          }
-          tma::cp_async_arrive_noinc(&sm.full[s]);
-        } else {
-          copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
-                                   &sm.full[s], lane);
         }
       } else if constexpr (Shape::kScaled) {
         copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, pos.e, kb, kblocks,
@@ -963,32 +921,15 @@ CUtensorMap make_scale_map(const float* base, int64_t rows, int kblocks, int box
                     CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
-// Scale rows of whole groups of kScaleCols K blocks, both tensors 16-byte aligned: every
-// kScaleCols-block piece of a row is one aligned 16-byte copy.
-template <class Shape>
-bool scale_rows_aligned(const GroupSource& src) {
-  const int64_t kblocks = src.k / kFp8ScaleBlock;
-  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return kblocks % Shape::kScaleCols == 0 && aligned(src.act_scales) && aligned(src.weight_scales);
-}
-
 // Whether the scales of `src` come by tensor copies (NOTE [wgmma stage scales]): asked for
 // (SYMMOE_GEMM_WGMMA_SCALES=tma), the maps' row pitch (K / 128 floats) a multiple of 16
 // bytes and both tensors 16-byte aligned.
 template <class Shape>
 bool scale_maps_fit(const GroupSource& src) {
   if (!Shape::kScaled || env::get_string("SYMMOE_GEMM_WGMMA_SCALES") != "tma") return false;
-  return scale_rows_aligned<Shape>(src);
-}
-
-// Whether the scales of `src` come per round (NOTE [wgmma round scales]): asked for
-// (SYMMOE_GEMM_WGMMA_SCALES=rounds), the unrolled mainloop with one round of kScaleCols
-// stages, and the rows whole rounds of 16-byte aligned floats.
-template <class Shape>
-bool scale_rounds_fit(const GroupSource& src) {
-  if (!Shape::kScaled || !Shape::kUnrolled || Shape::kStages != Shape::kScaleCols) return false;
-  if (env::get_string("SYMMOE_GEMM_WGMMA_SCALES") != "rounds") return false;
-  return scale_rows_aligned<Shape>(src);
+  const int64_t kblocks = src.k / kFp8ScaleBlock;
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return kblocks % Shape::kScaleCols == 0 && aligned(src.act_scales) && aligned(src.weight_scales);
 }
 
 // NOTE [wgmma tile schedule]: SYMMOE_GEMM_WGMMA_SCHEDULE.
@@ -1031,7 +972,6 @@ struct WgmmaLaunch {
     const int row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
     params.src.row_band =
         row_band >= 0 ? row_band : (Shape::kScaled ? fp8_wgmma_row_band_by_default(src.expected_m) : 0);
-    params.src.scale_rounds = scale_rounds_fit<Shape>(src);
     const void* fn = kernel();
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t config =

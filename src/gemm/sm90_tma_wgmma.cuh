@@ -93,13 +93,6 @@ SYMMOE_DEVICE void cp_async_4(void* dst, const void* src, bool valid) {
                : "memory");
 }
 
-// global -> shared, 16 bytes (both addresses 16-byte aligned), bypassing L1; zeros (and no
-// read) when !valid. Completion as cp_async_4's.
-SYMMOE_DEVICE void cp_async_16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-
 // Arrives on `bar` once every cp.async this thread issued before has landed. The arrival is
 // not counted in advance: `bar`'s expected count includes one per thread that calls this.
 SYMMOE_DEVICE void cp_async_arrive_noinc(uint64_t* bar) {
