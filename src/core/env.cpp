@@ -92,7 +92,7 @@ std::vector<Var> make_registry() {
        "of 8 column blocks walked row block by row block, N > 0 = bands of N row blocks walked "
        "column block by column block (weights read once per band of rows, activations once; "
        "with SYMMOE_GEMM_WGMMA_SCHEDULE=auto the dynamic schedule), -1 = auto (fp8: 16 from 2048 "
-       "rows per expert, else 0; bf16: 0).",
+       "rows per expert or from 32 tiles per CTA, else 0; bf16: 0).",
        {}, -1, 256},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "0",
        "fp8 grouped GEMM, own wgmma kernel (--tile wgmma, and auto at large M): tile width, 0 = "

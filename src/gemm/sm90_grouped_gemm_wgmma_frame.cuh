@@ -969,14 +969,16 @@ struct WgmmaLaunch {
     SYMMOE_CHECK(schedule == WgmmaSchedule::kStatic || slots.schedule != nullptr, "grouped GEMM (",
                  Consumer::name(), "): no schedule words for the dynamic schedule");
     WgmmaParams params{src, slots.status, runtime::wait_timeout_ns(), scale_maps, schedule, slots.schedule};
-    const int row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
-    params.src.row_band =
-        row_band >= 0 ? row_band : (Shape::kScaled ? fp8_wgmma_row_band_by_default(src.expected_m) : 0);
     const void* fn = kernel();
+    const int ctas = persistent_ctas(fn, Shape::kCtas, slots.sm_count, slots.device);
+    const int row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
+    const int n_blocks = static_cast<int>((int64_t{src.n} + Shape::kBN - 1) / Shape::kBN);
+    params.src.row_band =
+        row_band >= 0 ? row_band
+                      : (Shape::kScaled ? fp8_wgmma_row_band_by_default(src.expected_m, src.groups, n_blocks, ctas) : 0);
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t config =
-        cluster_launch_config(persistent_ctas(fn, Shape::kCtas, slots.sm_count, slots.device), Shape::kCtas,
-                              Shape::smem_bytes(src.groups), stream, attr);
+        cluster_launch_config(ctas, Shape::kCtas, Shape::smem_bytes(src.groups), stream, attr);
     void* args[] = {&map_act, &map_w, &map_out, &map_act_scales, &map_w_scales, &params};
     return cudaLaunchKernelExC(&config, fn, args);
   }

@@ -62,6 +62,20 @@ TEST(GroupedGemm, AutoSettingsInsideAFamilyFollowTheRowsPerExpert) {
   EXPECT_EQ(bf16_wgmma_stages_by_default(kBf16FourStageMaxM + 1), 3);
   EXPECT_EQ(bf16_wgmma_stages_by_default(4096), 3);
   EXPECT_GE(kBf16FourStageMaxM, kBf16WgmmaMinM);
+  // The fp8 wgmma tile order: row bands from kWgmmaRowBandMinM rows per expert, or from
+  // kWgmmaRowBandMinTilesPerCta 128 x 192 tiles per CTA (gate/up: 22 column blocks, down: 38).
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(kWgmmaRowBandMinM, 1, 1, 132), kWgmmaRowBand);
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(kWgmmaRowBandMinM - 1, 8, 22, 132), 0);  // 16 x 22 x 8 / 132 = 21.3
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(1024, 32, 22, 132), kWgmmaRowBand);      // 42.7 tiles per CTA
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(512, 32, 38, 132), kWgmmaRowBand);       // 36.8
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(512, 32, 22, 132), 0);                   // 21.3
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(1024, 8, 38, 132), 0);                   // 18.4
+  // The boundary: exactly kWgmmaRowBandMinTilesPerCta tiles per CTA takes row bands; fewer SMs
+  // (an SM budget) reach it at fewer rows.
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(128, kWgmmaRowBandMinTilesPerCta, 10, 10), kWgmmaRowBand);
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(128, kWgmmaRowBandMinTilesPerCta - 1, 10, 10), 0);
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(512, 32, 22, 16), kWgmmaRowBand);
+  EXPECT_EQ(fp8_wgmma_row_band_by_default(0, 8, 22, 132), 0);
 }
 
 TEST(GroupedGemm, TileDescriptionsNameTheirShape) {

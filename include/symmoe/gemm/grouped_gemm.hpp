@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -72,16 +73,25 @@ constexpr bool swapab_split_by_default(int expected_m, int num_experts, int n, i
 }
 constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <= kBf16FourStageMaxM ? 4 : 3; }
 // The fp8 kWgmma kernel's tile order (SYMMOE_GEMM_WGMMA_ROW_BAND = -1, auto): from
-// kWgmmaRowBandMinM rows per expert, bands of kWgmmaRowBand row blocks walked column block by
-// column block, with the dynamic schedule (NOTE [wgmma tile schedule]); below, bands of 8
-// column blocks. Measured on an H100 (gemm_wgmma_order_dyn_ab_h100.log, gemm_l2_traffic_order_h100.log):
-// at gate/up 8 x 4096 the static column-band walk read 2.5 GB from DRAM against DeepGEMM's
-// 1.2 GB; row bands with the counter read 1.0 GB and ran 1.07-1.08x at gate/up 4096 rows,
-// 1.02x at down 4096; at 1024 rows mixed (0.98-1.07x), so not there.
+// kWgmmaRowBandMinM rows per expert, or from kWgmmaRowBandMinTilesPerCta tiles per persistent
+// CTA (expected_m rows per expert over `experts`, n_blocks column blocks), bands of
+// kWgmmaRowBand row blocks walked column block by column block, with the dynamic schedule (NOTE
+// [wgmma tile schedule]); below both, bands of 8 column blocks. Measured on an H100:
+// - gate/up 8 x 4096 (gemm_l2_traffic_order_h100.log, gemm_wgmma_order_dyn_ab_h100.log): the
+//   static column-band walk read 2.5 GB from DRAM against DeepGEMM's 1.2 GB; row bands with the
+//   counter read 1.0 GB and ran 1.07-1.08x at gate/up 4096 rows, 1.02x at down 4096;
+// - by tiles per CTA (gemm_wgmma_row_band_{1024,small}_ab_h100.log, 128 x 192 tiles, 132
+//   CTAs, two calls): gate/up 32 x 1024 (42.7 tiles per CTA, as gate/up 8 x 4096) 1.07x in
+//   both; down 32 x 1024 (73.7) 1.05x and 1.00x; down 32 x 512 (36.8) 1.01x and 1.03x; at 4
+//   to 21 tiles per CTA (256 to 1024 rows over 8 experts, gate/up 32 x 512) 0.94-1.08x, no
+//   consistent sign.
 inline constexpr int kWgmmaRowBandMinM = 2048;
+inline constexpr int kWgmmaRowBandMinTilesPerCta = 32;
 inline constexpr int kWgmmaRowBand = 16;
-constexpr int fp8_wgmma_row_band_by_default(int expected_m) {
-  return expected_m >= kWgmmaRowBandMinM ? kWgmmaRowBand : 0;
+constexpr int fp8_wgmma_row_band_by_default(int expected_m, int experts, int n_blocks, int ctas) {
+  if (expected_m >= kWgmmaRowBandMinM) return kWgmmaRowBand;
+  const long long tiles = static_cast<long long>(experts) * ((std::max(expected_m, 0) + 127) / 128) * n_blocks;
+  return ctas > 0 && tiles >= static_cast<long long>(kWgmmaRowBandMinTilesPerCta) * ctas ? kWgmmaRowBand : 0;
 }
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
 
