@@ -178,7 +178,7 @@ int fp8_wgmma_tile_n(const WgmmaShapeHint& hint) {
   if (hint.expected_m <= 0 || hint.experts <= 0 || hint.n <= 0 || hint.sms <= 0) return 192;
   // NOTE [fp8 wgmma tile width]: waves of persistent CTAs, each a tile's columns long.
   const auto columns = [&](int w) {
-    const int64_t tiles = int64_t{hint.experts} * ceil_div(hint.expected_m, 128) * ceil_div(hint.n, w);
+    const int64_t tiles = wgmma_tiles_estimate(hint.expected_m, hint.experts, hint.n, w);
     return ceil_div(tiles, hint.sms) * w;
   };
   return columns(256) * 105 < columns(192) * 100 ? 256 : 192;

@@ -34,6 +34,7 @@
 namespace symmoe::gemm::sm90::wgmma_frame {
 
 constexpr int kBM = 128;       // tile rows: two consumer warpgroups of 64
+static_assert(kBM == kWgmmaTileRows, "the host-side tile estimate (wgmma_tiles_estimate) counts kBM-row tiles");
 constexpr int kBK = 128;       // bytes of K per stage row: one 128-byte swizzled row (128 fp8 or 64 bf16)
 constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kConsumerWarps = 8;
@@ -972,10 +973,9 @@ struct WgmmaLaunch {
     const void* fn = kernel();
     const int ctas = persistent_ctas(fn, Shape::kCtas, slots.sm_count, slots.device);
     const int row_band = static_cast<int>(env::get_int("SYMMOE_GEMM_WGMMA_ROW_BAND"));
-    const int n_blocks = static_cast<int>((int64_t{src.n} + Shape::kBN - 1) / Shape::kBN);
+    const long long tiles = wgmma_tiles_estimate(src.expected_m, src.groups, src.n, Shape::kBN);
     params.src.row_band =
-        row_band >= 0 ? row_band
-                      : (Shape::kScaled ? fp8_wgmma_row_band_by_default(src.expected_m, src.groups, n_blocks, ctas) : 0);
+        row_band >= 0 ? row_band : (Shape::kScaled ? fp8_wgmma_row_band_by_default(src.expected_m, tiles, ctas) : 0);
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t config =
         cluster_launch_config(ctas, Shape::kCtas, Shape::smem_bytes(src.groups), stream, attr);

@@ -62,20 +62,32 @@ TEST(GroupedGemm, AutoSettingsInsideAFamilyFollowTheRowsPerExpert) {
   EXPECT_EQ(bf16_wgmma_stages_by_default(kBf16FourStageMaxM + 1), 3);
   EXPECT_EQ(bf16_wgmma_stages_by_default(4096), 3);
   EXPECT_GE(kBf16FourStageMaxM, kBf16WgmmaMinM);
+  // The tile estimate: 128-row tiles per expert times column blocks (gate/up N = 4096 in 192-wide
+  // tiles: 22 blocks; down N = 7168: 38); nothing for empty or invalid shapes.
+  EXPECT_EQ(wgmma_tiles_estimate(1024, 32, 4096, 192), 32LL * 8 * 22);
+  EXPECT_EQ(wgmma_tiles_estimate(129, 8, 7168, 256), 8LL * 2 * 28);
+  EXPECT_EQ(wgmma_tiles_estimate(1, 1, 1, 192), 1);
+  EXPECT_EQ(wgmma_tiles_estimate(0, 8, 4096, 192), 0);
+  EXPECT_EQ(wgmma_tiles_estimate(128, 8, 4096, 0), 0);
+  EXPECT_EQ(wgmma_tiles_estimate(1 << 20, 72 * 4, 1 << 16, 128), (1LL << 13) * 288 * 512);  // no int overflow
   // The fp8 wgmma tile order: row bands from kWgmmaRowBandMinM rows per expert, or from
   // kWgmmaRowBandMinTilesPerCta 128 x 192 tiles per CTA (gate/up: 22 column blocks, down: 38).
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(kWgmmaRowBandMinM, 1, 1, 132), kWgmmaRowBand);
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(kWgmmaRowBandMinM - 1, 8, 22, 132), 0);  // 16 x 22 x 8 / 132 = 21.3
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(1024, 32, 22, 132), kWgmmaRowBand);      // 42.7 tiles per CTA
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(512, 32, 38, 132), kWgmmaRowBand);       // 36.8
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(512, 32, 22, 132), 0);                   // 21.3
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(1024, 8, 38, 132), 0);                   // 18.4
+  const auto row_band = [](int expected_m, int experts, int n_blocks, int ctas) {
+    return fp8_wgmma_row_band_by_default(expected_m, wgmma_tiles_estimate(expected_m, experts, n_blocks * 192, 192),
+                                         ctas);
+  };
+  EXPECT_EQ(row_band(kWgmmaRowBandMinM, 1, 1, 132), kWgmmaRowBand);
+  EXPECT_EQ(row_band(kWgmmaRowBandMinM - 1, 8, 22, 132), 0);  // 16 x 22 x 8 / 132 = 21.3
+  EXPECT_EQ(row_band(1024, 32, 22, 132), kWgmmaRowBand);      // 42.7 tiles per CTA
+  EXPECT_EQ(row_band(512, 32, 38, 132), kWgmmaRowBand);       // 36.8
+  EXPECT_EQ(row_band(512, 32, 22, 132), 0);                   // 21.3
+  EXPECT_EQ(row_band(1024, 8, 38, 132), 0);                   // 18.4
   // The boundary: exactly kWgmmaRowBandMinTilesPerCta tiles per CTA takes row bands; fewer SMs
   // (an SM budget) reach it at fewer rows.
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(128, kWgmmaRowBandMinTilesPerCta, 10, 10), kWgmmaRowBand);
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(128, kWgmmaRowBandMinTilesPerCta - 1, 10, 10), 0);
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(512, 32, 22, 16), kWgmmaRowBand);
-  EXPECT_EQ(fp8_wgmma_row_band_by_default(0, 8, 22, 132), 0);
+  EXPECT_EQ(row_band(128, kWgmmaRowBandMinTilesPerCta, 10, 10), kWgmmaRowBand);
+  EXPECT_EQ(row_band(128, kWgmmaRowBandMinTilesPerCta - 1, 10, 10), 0);
+  EXPECT_EQ(row_band(512, 32, 22, 16), kWgmmaRowBand);
+  EXPECT_EQ(row_band(0, 8, 22, 132), 0);
 }
 
 TEST(GroupedGemm, TileDescriptionsNameTheirShape) {

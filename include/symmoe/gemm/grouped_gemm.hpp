@@ -88,9 +88,18 @@ constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <
 inline constexpr int kWgmmaRowBandMinM = 2048;
 inline constexpr int kWgmmaRowBandMinTilesPerCta = 32;
 inline constexpr int kWgmmaRowBand = 16;
-constexpr int fp8_wgmma_row_band_by_default(int expected_m, int experts, int n_blocks, int ctas) {
+// Rows of every wgmma kernel's output tile (the frame static_asserts its kBM against it).
+inline constexpr int kWgmmaTileRows = 128;
+// Output tiles of `tile_n` columns when each of `experts` receives expected_m rows: the estimate
+// behind the fp8 wgmma tile width (fp8_wgmma_tile_n) and tile order (below).
+constexpr long long wgmma_tiles_estimate(int expected_m, int experts, int n, int tile_n) {
+  if (expected_m <= 0 || experts <= 0 || n <= 0 || tile_n <= 0) return 0;
+  return static_cast<long long>(experts) * ((expected_m + kWgmmaTileRows - 1) / kWgmmaTileRows) *
+         ((n + tile_n - 1) / tile_n);
+}
+// `tiles`: wgmma_tiles_estimate for the launch's tile width; `ctas`: the persistent CTAs launched.
+constexpr int fp8_wgmma_row_band_by_default(int expected_m, long long tiles, int ctas) {
   if (expected_m >= kWgmmaRowBandMinM) return kWgmmaRowBand;
-  const long long tiles = static_cast<long long>(experts) * ((std::max(expected_m, 0) + 127) / 128) * n_blocks;
   return ctas > 0 && tiles >= static_cast<long long>(kWgmmaRowBandMinTilesPerCta) * ctas ? kWgmmaRowBand : 0;
 }
 TileChoice describe_tile(GemmDtype dtype, GemmTile tile);
