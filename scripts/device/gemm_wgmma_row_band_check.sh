@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader
   tests/test_gemm_gpu --gtest_filter='*Wgmma*:*SmBudget*' > $OUT/test_gemm_gpu_${NAME:-row_band}.log 2>&1; echo "test rc $?"
   grep -E "OK \]|FAILED|rror|PASSED" $OUT/test_gemm_gpu_${NAME:-row_band}.log | head -20)
 SETTINGS="default
-columns SYMMOE_GEMM_WGMMA_ROW_BAND=0" NAME=${NAME:-gemm_wgmma_row_band_ab} MS=${MS:-1024,4096} EXPERTS=8,32 ROUNDS=2 REPS=20 POWER=1 \
-  timeout 260 scripts/device/gemm_wgmma_env_ab.sh > /dev/null 2>&1; echo "ab rc $?"
+columns SYMMOE_GEMM_WGMMA_ROW_BAND=0" NAME=${NAME:-gemm_wgmma_row_band_ab} MS=${MS:-1024,4096} EXPERTS=${EXPERTS:-8,32} ROUNDS=${ROUNDS:-2} REPS=${REPS:-20} POWER=1 \
+  timeout ${AB_LIMIT_S:-260} scripts/device/gemm_wgmma_env_ab.sh > /dev/null 2>&1; echo "ab rc $?"
 python3 scripts/analysis/ab_ratio.py $OUT/${NAME:-gemm_wgmma_row_band_ab}.log | tail -24
 python3 scripts/analysis/ab_ratio.py --per-ghz $OUT/${NAME:-gemm_wgmma_row_band_ab}.log | tail -4
