@@ -4,7 +4,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -74,7 +73,7 @@ constexpr bool swapab_split_by_default(int expected_m, int num_experts, int n, i
 constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <= kBf16FourStageMaxM ? 4 : 3; }
 // The fp8 kWgmma kernel's tile order (SYMMOE_GEMM_WGMMA_ROW_BAND = -1, auto): from
 // kWgmmaRowBandMinM rows per expert, or from kWgmmaRowBandMinTilesPerCta tiles per persistent
-// CTA (expected_m rows per expert over `experts`, n_blocks column blocks), bands of
+// CTA (the launch's wgmma_tiles_estimate over the CTAs it launches), bands of
 // kWgmmaRowBand row blocks walked column block by column block, with the dynamic schedule (NOTE
 // [wgmma tile schedule]); below both, bands of 8 column blocks. Measured on an H100:
 // - gate/up 8 x 4096 (gemm_l2_traffic_order_h100.log, gemm_wgmma_order_dyn_ab_h100.log): the
