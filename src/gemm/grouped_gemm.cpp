@@ -66,7 +66,7 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
   const TileChoice large = describe_tile(dtype, GemmTile::kLargeM);
   const TileChoice small = describe_tile(dtype, GemmTile::kSmallM);
   auto tiles = [&](const TileChoice& c) {
-    return num_experts * ceil_div(std::max(expected_m, 1), c.tile_m) * ceil_div(n, c.tile_n);
+    return grid_tiles_estimate(std::max(expected_m, 1), num_experts, n, c.tile_m, c.tile_n);
   };
   if (dtype == GemmDtype::kFP8E4M3 && expected_m <= kSwapAbMaxM) return describe_tile(dtype, GemmTile::kSwapAB);
   if (expected_m <= small.tile_m) return small;

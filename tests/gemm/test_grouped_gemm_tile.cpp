@@ -70,6 +70,10 @@ TEST(GroupedGemm, AutoSettingsInsideAFamilyFollowTheRowsPerExpert) {
   EXPECT_EQ(wgmma_tiles_estimate(0, 8, 4096, 192), 0);
   EXPECT_EQ(wgmma_tiles_estimate(128, 8, 4096, 0), 0);
   EXPECT_EQ(wgmma_tiles_estimate(1 << 20, 72 * 4, 1 << 16, 128), (1LL << 13) * 288 * 512);  // no int overflow
+  // The general estimate behind choose_tile (64 x 128 small tiles: 3 row blocks at 129 rows).
+  EXPECT_EQ(grid_tiles_estimate(129, 8, 4096, 64, 128), 8LL * 3 * 32);
+  EXPECT_EQ(grid_tiles_estimate(129, 8, 4096, 0, 128), 0);
+  EXPECT_EQ(grid_tiles_estimate(1000, 32, 7168, kWgmmaTileRows, 192), wgmma_tiles_estimate(1000, 32, 7168, 192));
   // The fp8 wgmma tile order: row bands from kWgmmaRowBandMinM rows per expert, or from
   // kWgmmaRowBandMinTilesPerCta 128 x 192 tiles per CTA (gate/up: 22 column blocks, down: 38).
   const auto row_band = [](int expected_m, int experts, int n_blocks, int ctas) {

@@ -89,12 +89,16 @@ inline constexpr int kWgmmaRowBandMinTilesPerCta = 32;
 inline constexpr int kWgmmaRowBand = 16;
 // Rows of every wgmma kernel's output tile (the frame static_asserts its kBM against it).
 inline constexpr int kWgmmaTileRows = 128;
-// Output tiles of `tile_n` columns when each of `experts` receives expected_m rows: the estimate
-// behind the fp8 wgmma tile width (fp8_wgmma_tile_n) and tile order (below).
+// Output tiles of tile_m x tile_n when each of `experts` receives expected_m rows (0 when any
+// argument is not positive): the estimate behind the tile heuristic (choose_tile).
+constexpr long long grid_tiles_estimate(int expected_m, int experts, int n, int tile_m, int tile_n) {
+  if (expected_m <= 0 || experts <= 0 || n <= 0 || tile_m <= 0 || tile_n <= 0) return 0;
+  return static_cast<long long>(experts) * ((expected_m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
+}
+// The same for the wgmma kernels' kWgmmaTileRows-row tiles: the estimate behind the fp8 wgmma tile
+// width (fp8_wgmma_tile_n) and tile order (below).
 constexpr long long wgmma_tiles_estimate(int expected_m, int experts, int n, int tile_n) {
-  if (expected_m <= 0 || experts <= 0 || n <= 0 || tile_n <= 0) return 0;
-  return static_cast<long long>(experts) * ((expected_m + kWgmmaTileRows - 1) / kWgmmaTileRows) *
-         ((n + tile_n - 1) / tile_n);
+  return grid_tiles_estimate(expected_m, experts, n, kWgmmaTileRows, tile_n);
 }
 // `tiles`: wgmma_tiles_estimate for the launch's tile width; `ctas`: the persistent CTAs launched.
 constexpr int fp8_wgmma_row_band_by_default(int expected_m, long long tiles, int ctas) {
