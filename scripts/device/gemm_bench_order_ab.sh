@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# Does the order of `symmoe bench gemm`'s sizes change what they measure? One call: the default
-# run (rows per expert ascending) and the same sizes in the former dtype -> op -> experts -> rows
-# order (one invocation per dtype, op and expert count), ROUNDS times alternating, with --power
-# (clock, power, power-cap share per section). Prebuilt binary: carry build/release/tools/symmoe.
-# Output: $OUT/gemm_bench_order_ab.log.
+# Does the order of `symmoe bench gemm`'s sizes change what they measure? One call: the sizes in
+# the bench's order (rows per expert ascending) once per --settle-ms value in SETTLES (idle before
+# each timed section; default "0 300 1000"), then in the former dtype -> op -> experts -> rows
+# order (one process per dtype, op and expert count, --settle-ms 0), ROUNDS times, with --power
+# (clock, power, power-cap share per section). M (default 8,64,256), REPS (10), BASELINES
+# (cublas). Prebuilt binary: carry build/release/tools/symmoe. Output: $OUT/gemm_bench_order_ab.log.
 export PATH=/usr/local/cuda/bin:$PATH
 B=build/release/tools/symmoe
+M=${M:-8,64,256}
+common="--m $M --reps ${REPS:-10} --power --baselines ${BASELINES:-cublas}"
 log=$OUT/gemm_bench_order_ab.log
 {
   echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
-  for r in $(seq 1 ${ROUNDS:-2}); do
-    echo "== rows-first round $r"
-    timeout 150 $B bench gemm --reps ${REPS:-10} --power --baselines ${BASELINES:-cublas} 2>&1 | grep -E "^  (gate_up|down) |power ours|d2d"
-    nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader
-    echo "== dtype-first round $r"
+  for r in $(seq 1 ${ROUNDS:-1}); do
+    for settle in ${SETTLES:-0 300 1000}; do
+      echo "== rows-first settle $settle round $r"
+      timeout 300 $B bench gemm $common --settle-ms $settle 2>&1 | grep -E "^  (gate_up|down) |power ours|d2d"
+      nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader
+    done
+    echo "== dtype-first settle 0 round $r"
     for d in fp8 bf16; do for op in gate_up down; do for e in 8 32; do
-      timeout 60 $B bench gemm --dtype $d --op $op --experts $e --reps ${REPS:-10} --power --baselines ${BASELINES:-cublas} 2>&1 |
+      timeout 60 $B bench gemm --dtype $d --op $op --experts $e $common --settle-ms 0 2>&1 |
         grep -E "^  (gate_up|down) |power ours"
     done; done; done
     nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader
   done
 } > $log 2>&1
-grep -E "^== |^  (gate_up|down) +(fp8|bf16) +(8|32) +(8|64|256) " $log | awk '{print $1,$2,$3,$4,$5,$8,$9,$11}'
+python3 - "$log" <<'PY'
+import re, sys
+runs, cur = {}, None
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        cur = line[3:].strip(); runs[cur] = {}; continue
+    m = re.match(r"^  (gate_up|down)\s+(fp8|bf16)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+\S+\s+([\d.]+)", line)
+    if m and cur: runs[cur][" ".join(m.groups()[:4])] = float(m.group(5))
+names = list(runs)
+print("time (us) per order / settle:", " | ".join(names))
+for key in runs[names[0]]:
+    print(f"  {key:24s}", "  ".join(f"{runs[n].get(key, float('nan')):8.1f}" for n in names))
+PY

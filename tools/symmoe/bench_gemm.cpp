@@ -36,10 +36,12 @@
 // section needs ~1 s for the figures to mean much (NVML refreshes power every ~20-100 ms):
 // raise --reps; fewer than 20 samples are flagged.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "args.hpp"
@@ -64,6 +66,9 @@ using gemm::GroupedLayout;
 
 namespace {
 
+// --settle-ms default (Timing).
+constexpr int kDefaultSettleMs = 200;
+
 struct GemmOptions {
   ModelPreset model = model_presets()[0];
   std::vector<int> m = {8, 64, 256, 1024, 4096};
@@ -83,6 +88,7 @@ struct GemmOptions {
   bool dry_run = false;
   bool trace = false;
   bool power = false;
+  int settle_ms = kDefaultSettleMs;  // idle before each timed section (Timing)
   std::string json;
 };
 
@@ -90,14 +96,14 @@ constexpr const char* kGemmUsage =
     "usage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] [--hidden H] [--intermediate I] "
     "[--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] [--dtype fp8,bf16] "
     "[--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
-    "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--sms N] [--baselines cublas,deepgemm|none] "
+    "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--settle-ms MS] [--sms N] [--baselines cublas,deepgemm|none] "
     "[--no-baseline] [--no-early-launch] [--trace] [--power] [--dry-run] [--json FILE]";
 
 int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   if (help_requested(argv)) return print_usage(kGemmUsage);
   try {
     Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace", "power"},
-              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "sms", "json", "baselines"});
+              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "settle-ms", "sms", "json", "baselines"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
     o->model.hidden = static_cast<int>(args.get_int("hidden", o->model.hidden, 128, 65536));
@@ -135,6 +141,7 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 100000));
     o->per_graph = static_cast<int>(args.get_int("per-graph", o->per_graph, 1, 100));
     o->sms = static_cast<int>(args.get_int("sms", 0, 0, 1024));
+    o->settle_ms = static_cast<int>(args.get_int("settle-ms", o->settle_ms, 0, 60000));
     o->baseline = o->deepgemm = !args.flag("no-baseline");
     if (auto b = args.get("baselines")) {
       SYMMOE_CHECK(o->baseline, "--baselines and --no-baseline: give one of them");
@@ -197,20 +204,36 @@ std::vector<Case> cases(const GemmOptions& o) {
   return out;
 }
 
-// Median over `reps` graph replays of what `enqueue` puts on `stream`, in microseconds; the
-// graph holds `per_graph` calls enqueue(0 .. per_graph - 1) and the time is per call. With a
+// How each section is timed: the median over `reps` graph replays, after `settle_ms` of idle.
+// The idle lets the board's power-cap average fall back after the previous section: measured on
+// the H200 (gemm_bench_order_ab.log), down over 8 experts at 256 rows ran at 1515 MHz and 754
+// TFLOPS right after gate/up 32 x 256 and its baselines, at 1965 MHz and 930 TFLOPS after a light
+// section; its dense baseline moved alike.
+struct Timing {
+  cudaStream_t stream;
+  int reps;
+  int settle_ms;
+};
+
+// Median over timing.reps graph replays of what `enqueue` puts on the stream, in microseconds;
+// the graph holds `per_graph` calls enqueue(0 .. per_graph - 1) and the time is per call. With a
 // sampler, *power gets the clock and power over the replays.
-double time_graph_us(cudaStream_t stream, int reps, const std::function<void(int)>& enqueue, int per_graph = 1,
+double time_graph_us(const Timing& timing, const std::function<void(int)>& enqueue, int per_graph = 1,
                      PowerSampler* sampler = nullptr, PowerSummary* power = nullptr) {
+  cudaStream_t stream = timing.stream;
   enqueue(0);  // warm-up outside the graph (module load, first-touch)
   SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
   CapturedGraph graph(stream, [&] {
     for (int i = 0; i < per_graph; ++i) enqueue(i);
   });
   graph.launch(stream);
+  if (timing.settle_ms > 0) {
+    SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::this_thread::sleep_for(std::chrono::milliseconds(timing.settle_ms));
+  }
   std::vector<double> us;
   if (sampler != nullptr) sampler->start();
-  for (int i = 0; i < reps; ++i) {
+  for (int i = 0; i < timing.reps; ++i) {
     Event start, stop;
     start.record(stream);
     graph.launch(stream);
@@ -284,6 +307,10 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
   report.line(concat("device: ", info.name, ", ", info.num_sms, " SMs; d2d copy rate (1 GiB, read+write): ",
                      d2d, " GB/s"));
   report.record("d2d_copy_gbps", d2d, "GB/s");
+  const Timing timing{stream, o.reps, o.settle_ms};
+  report.line(concat("each timed section: median of ", o.reps, " graph replays after ", o.settle_ms,
+                     " ms idle (--settle-ms: the power-cap average falls back between sections)"));
+  report.record("settle_ms", o.settle_ms, "ms");
   std::unique_ptr<PowerSampler> sampler;
   if (o.power) {
     sampler = std::make_unique<PowerSampler>(device);
@@ -354,7 +381,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     PowerSummary power_ours, power_dense, power_loop, power_dense_block;
     if (o.trace) SYMMOE_CUDA_CHECK(cudaMemset(trace_words.p, 0, trace_bytes));
     const double us = time_graph_us(
-        stream, o.reps,
+        timing,
         [&](int i) {
           gemm::GroupedGemmProblem pi = p;
           pi.weights = weights_for(i);
@@ -370,11 +397,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       SYMMOE_CUDA_CHECK(cudaMemcpy(words.data(), trace_words.p, trace_bytes, cudaMemcpyDeviceToHost));
       trace = summarize_swapab_trace(words, o.per_graph, info.num_sms);
     }
-    const double us_one = o.per_graph > 1 ? time_graph_us(stream, o.reps, [&](int) { gg.run(p, stream, go); }) : us;
+    const double us_one = o.per_graph > 1 ? time_graph_us(timing, [&](int) { gg.run(p, stream, go); }) : us;
     double copy_frac = 0;  // weight bytes / time vs a same-size d2d copy (read + write bytes / time)
     if (o.per_graph > 1) {
       const double copy_us = time_graph_us(
-          stream, o.reps,
+          timing,
           [&](int i) {
             SYMMOE_CUDA_CHECK(
                 cudaMemcpyAsync(weights_for(i + 1), weights_for(i), w_bytes, cudaMemcpyDeviceToDevice, stream));
@@ -390,11 +417,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       try {
         CublasLtGemm dense(c.dtype, static_cast<int64_t>(rows), c.n, c.k);
         dense_us = time_graph_us(
-            stream, o.reps, [&](int i) { dense.run(act.p, weights_for(i), out.p, stream); }, o.per_graph,
+            timing, [&](int i) { dense.run(act.p, weights_for(i), out.p, stream); }, o.per_graph,
             sampler.get(), &power_dense);
         CublasLtGemm one(c.dtype, c.m, c.n, c.k);
         loop_us = time_graph_us(
-            stream, o.reps,
+            timing,
             [&](int i) {
               const char* wi = static_cast<const char*>(weights_for(i));
               for (int e = 0; e < c.experts; ++e) {
@@ -411,7 +438,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         try {
           CublasLtGemm dense_block(c.dtype, static_cast<int64_t>(rows), c.n, c.k, Fp8Scales::kBlock);
           dense_block_us = time_graph_us(
-              stream, o.reps, [&](int i) { dense_block.run(act.p, weights_for(i), out.p, stream); }, o.per_graph,
+              timing, [&](int i) { dense_block.run(act.p, weights_for(i), out.p, stream); }, o.per_graph,
               sampler.get(), &power_dense_block);
         } catch (const Error& e) {
           dense_block_note = e.what();
@@ -444,7 +471,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
             DeepGemmGrouped dg(cfg, c.experts, c.m, c.n, c.k, act.p, as.as<float>(), ws.as<float>(), out_dg.p, stream);
             PowerSummary dg_power;
             const double dg_us = time_graph_us(
-                stream, o.reps, [&](int i) { dg.run(weights_for(i), stream); }, o.per_graph, sampler.get(), &dg_power);
+                timing, [&](int i) { dg.run(weights_for(i), stream); }, o.per_graph, sampler.get(), &dg_power);
             dg_runs.push_back({cfg.name(), dg_us, bf16_max_rel_diff(out_dg.p, out.p, rows * c.n, stream), dg_power});
           } catch (const Error& e) {
             dg_note = concat(cfg.name(), ": ", e.what());
