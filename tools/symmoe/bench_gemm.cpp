@@ -67,7 +67,7 @@ using gemm::GroupedLayout;
 namespace {
 
 // --settle-ms default (Timing).
-constexpr int kDefaultSettleMs = 200;
+constexpr int kDefaultSettleMs = 300;
 
 struct GemmOptions {
   ModelPreset model = model_presets()[0];
@@ -183,10 +183,8 @@ struct Case {
 };
 
 // The cases in the order they run: rows per expert ascending, then dtype, op and experts as
-// given. The memory-bound decode sizes thus run before any compute-bound size has heated the GPU
-// and pulled its clock down to the power cap: measured after them (dtype-major order), down
-// over 8 experts streamed 73 % / 54 % of the copy rate at 8 / 64 rows, against 83 % / 71 % on a
-// cool GPU (bench/results/gemm_default_bench_h200.log, gemm_decode_recheck_h200.log).
+// given, so the memory-bound decode sizes come before the compute-bound ones that hold the board
+// at its power cap (the idle before each section, Timing, covers the rest).
 std::vector<Case> cases(const GemmOptions& o) {
   std::vector<int> ms = o.m;
   std::sort(ms.begin(), ms.end());
@@ -205,10 +203,12 @@ std::vector<Case> cases(const GemmOptions& o) {
 }
 
 // How each section is timed: the median over `reps` graph replays, after `settle_ms` of idle.
-// The idle lets the board's power-cap average fall back after the previous section: measured on
-// the H200 (gemm_bench_order_ab.log), down over 8 experts at 256 rows ran at 1515 MHz and 754
-// TFLOPS right after gate/up 32 x 256 and its baselines, at 1965 MHz and 930 TFLOPS after a light
-// section; its dense baseline moved alike.
+// The idle lets the board's power-cap average fall back after the section before. Without it,
+// on the H200 (bench/results/gemm_bench_order_ab_h200.log), down over 8 experts at 256 rows ran
+// at 1515 MHz and 754 TFLOPS right after gate/up 32 x 256 and its baselines, at 1965 MHz and 930
+// after a light section, its dense baseline alike; on the H100 (gemm_bench_order_settle_ab_h100.log)
+// down over 8 experts ran 50.3 / 82.5 us at 8 / 256 rows with no idle, 44.9 / 69.9 with 300 ms,
+// 44.7 / 69.8 with 1000 ms, 44.8 / 69.8 first in a fresh process.
 struct Timing {
   cudaStream_t stream;
   int reps;
