@@ -41,7 +41,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "args.hpp"
@@ -66,8 +65,8 @@ using gemm::GroupedLayout;
 
 namespace {
 
-// --settle-ms default (Timing).
-constexpr int kDefaultSettleMs = 300;
+// --warmup-ms default (Timing).
+constexpr int kDefaultWarmupMs = 300;
 
 struct GemmOptions {
   ModelPreset model = model_presets()[0];
@@ -88,7 +87,7 @@ struct GemmOptions {
   bool dry_run = false;
   bool trace = false;
   bool power = false;
-  int settle_ms = kDefaultSettleMs;  // idle before each timed section (Timing)
+  int warmup_ms = kDefaultWarmupMs;  // each section replayed this long before it is timed (Timing)
   std::string json;
 };
 
@@ -96,14 +95,14 @@ constexpr const char* kGemmUsage =
     "usage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] [--hidden H] [--intermediate I] "
     "[--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] [--dtype fp8,bf16] "
     "[--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
-    "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--settle-ms MS] [--sms N] [--baselines cublas,deepgemm|none] "
+    "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--warmup-ms MS] [--sms N] [--baselines cublas,deepgemm|none] "
     "[--no-baseline] [--no-early-launch] [--trace] [--power] [--dry-run] [--json FILE]";
 
 int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   if (help_requested(argv)) return print_usage(kGemmUsage);
   try {
     Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace", "power"},
-              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "settle-ms", "sms", "json", "baselines"});
+              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "warmup-ms", "sms", "json", "baselines"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
     o->model.hidden = static_cast<int>(args.get_int("hidden", o->model.hidden, 128, 65536));
@@ -141,7 +140,7 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     o->reps = static_cast<int>(args.get_int("reps", o->reps, 1, 100000));
     o->per_graph = static_cast<int>(args.get_int("per-graph", o->per_graph, 1, 100));
     o->sms = static_cast<int>(args.get_int("sms", 0, 0, 1024));
-    o->settle_ms = static_cast<int>(args.get_int("settle-ms", o->settle_ms, 0, 60000));
+    o->warmup_ms = static_cast<int>(args.get_int("warmup-ms", o->warmup_ms, 0, 60000));
     o->baseline = o->deepgemm = !args.flag("no-baseline");
     if (auto b = args.get("baselines")) {
       SYMMOE_CHECK(o->baseline, "--baselines and --no-baseline: give one of them");
@@ -202,17 +201,20 @@ std::vector<Case> cases(const GemmOptions& o) {
   return out;
 }
 
-// How each section is timed: the median over `reps` graph replays, after `settle_ms` of idle.
-// The idle lets the board's power-cap average fall back after the section before. Without it,
-// on the H200 (bench/results/gemm_bench_order_ab_h200.log), down over 8 experts at 256 rows ran
-// at 1515 MHz and 754 TFLOPS right after gate/up 32 x 256 and its baselines, at 1965 MHz and 930
-// after a light section, its dense baseline alike; on the H100 (gemm_bench_order_settle_ab_h100.log)
-// down over 8 experts ran 50.3 / 82.5 us at 8 / 256 rows with no idle, 44.9 / 69.9 with 300 ms,
-// 44.7 / 69.8 with 1000 ms, 44.8 / 69.8 first in a fresh process.
+// How each section is timed: the median over `reps` graph replays, after replaying the graph
+// untimed for `warmup_ms`. The board's power-cap controller averages power over a window, so a
+// section timed right after a compute-bound one ran at the clock that one left. On the H200
+// (bench/results/gemm_bench_order_ab_h200.log) down over 8 experts at 256 rows ran at 1515 MHz and
+// 754 TFLOPS right after gate/up 32 x 256 and its baselines, at 1965 MHz and 930 after a light
+// section, its dense baseline alike; on the H100 (gemm_bench_order_settle_ab_h100.log, an idle
+// gap instead of the replays) down over 8 experts ran 50.3 / 82.5 us at 8 / 256 rows with no gap,
+// 44.9 / 69.9 after 300 ms, 44.8 / 69.8 first in a fresh process. Replaying the section itself
+// (not idling) lets a compute-bound section reach its own power-capped steady clock, as it would
+// in a serving loop, and a memory-bound one fall back to its own.
 struct Timing {
   cudaStream_t stream;
   int reps;
-  int settle_ms;
+  int warmup_ms;
 };
 
 // Median over timing.reps graph replays of what `enqueue` puts on the stream, in microseconds;
@@ -227,10 +229,11 @@ double time_graph_us(const Timing& timing, const std::function<void(int)>& enque
     for (int i = 0; i < per_graph; ++i) enqueue(i);
   });
   graph.launch(stream);
-  if (timing.settle_ms > 0) {
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timing.warmup_ms);
+  do {
+    graph.launch(stream);
     SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::this_thread::sleep_for(std::chrono::milliseconds(timing.settle_ms));
-  }
+  } while (std::chrono::steady_clock::now() < warm_until);
   std::vector<double> us;
   if (sampler != nullptr) sampler->start();
   for (int i = 0; i < timing.reps; ++i) {
@@ -307,10 +310,10 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
   report.line(concat("device: ", info.name, ", ", info.num_sms, " SMs; d2d copy rate (1 GiB, read+write): ",
                      d2d, " GB/s"));
   report.record("d2d_copy_gbps", d2d, "GB/s");
-  const Timing timing{stream, o.reps, o.settle_ms};
-  report.line(concat("each timed section: median of ", o.reps, " graph replays after ", o.settle_ms,
-                     " ms idle (--settle-ms: the power-cap average falls back between sections)"));
-  report.record("settle_ms", o.settle_ms, "ms");
+  const Timing timing{stream, o.reps, o.warmup_ms};
+  report.line(concat("each timed section: median of ", o.reps, " graph replays, after ", o.warmup_ms,
+                     " ms of replays untimed (--warmup-ms: its own steady clock and power, not the section before's)"));
+  report.record("warmup_ms", o.warmup_ms, "ms");
   std::unique_ptr<PowerSampler> sampler;
   if (o.power) {
     sampler = std::make_unique<PowerSampler>(device);
