@@ -6,7 +6,9 @@
 // size). Every expert gets M rows (contiguous layout, offsets e * M; or masked with max_m = M).
 //
 // Timing: each implementation is captured once in a CUDA graph and replayed `reps` times with
-// events around every replay (no host launch cost in the numbers); the median is reported.
+// events around every replay (no host launch cost in the numbers); the median is reported. Each
+// section first replays its graph untimed for --warmup-ms (Timing), and the sizes run in rising
+// rows per expert (cases()).
 // Our GEMM is timed two ways: "time" = a graph of `per_graph` (10) GEMMs back to back divided
 // by that count — node to node, as in a captured model step, where a GEMM follows another
 // kernel — with the launches alternating between two copies of the weights so that no launch
