@@ -51,8 +51,9 @@
 // 70.2-72.6 %). Two items per warpgroup (steps of 4 items sharing each activation tile, a
 // quarter less L2 traffic at 64 rows) measured 3-16 points lower at 32 and 64 rows: with 4
 // items only 1 or 2 K blocks fit in a stage (short row runs) or 2-3 stages in shared memory;
-// not kept. Schedules: NOTE [swap-AB schedule]. After long large-M GEMMs (a hot GPU) the same
-// sizes run 5-10 points lower (gemm_bench_h200.log: down E = 8 at 8 rows 66 % there).
+// not kept. Schedules: NOTE [swap-AB schedule]. Timed right after compute-bound GEMMs the same
+// sizes run 5-10 points lower (gemm_bench_h200.log: down E = 8 at 8 rows 66 % there): the board's
+// power-cap average still holds the clock down (bench/RESULTS.md, "What a section inherits").
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
