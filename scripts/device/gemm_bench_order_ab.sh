@@ -2,10 +2,11 @@
 # Does the order of `symmoe bench gemm`'s sizes change what they measure? One call: the sizes in
 # the bench's order (rows per expert ascending) once per --warmup-ms value in WARMUPS (untimed
 # replays of each section before it is timed; default "0 300"), then in the former dtype -> op ->
-# experts -> rows order (one process per dtype, op and expert count, --warmup-ms 0), ROUNDS times, with --power
-# (clock, power, power-cap share per section). M (default 8,64,256), REPS (10), BASELINES
-# (cublas). The logged H100 call (gemm_bench_order_settle_ab_h100.log) ran an idle gap
-# (--settle-ms, since replaced by --warmup-ms) of 0, 300 and 1000 ms. Prebuilt binary: carry build/release/tools/symmoe. Output: $OUT/gemm_bench_order_ab.log.
+# experts -> rows order (one process per dtype, op and expert count, --warmup-ms 0), ROUNDS
+# times, with --power (clock, power, power-cap share per section). M (default 8,64,256), REPS
+# (10), BASELINES (cublas). The logged H100 call (gemm_bench_order_settle_ab_h100.log) ran an
+# idle gap (--settle-ms, since replaced by --warmup-ms) of 0, 300 and 1000 ms. Prebuilt binary:
+# carry build/release/tools/symmoe. Output: $OUT/gemm_bench_order_ab.log.
 export PATH=/usr/local/cuda/bin:$PATH
 B=build/release/tools/symmoe
 M=${M:-8,64,256}

@@ -185,7 +185,7 @@ struct Case {
 
 // The cases in the order they run: rows per expert ascending, then dtype, op and experts as
 // given, so the memory-bound decode sizes come before the compute-bound ones that hold the board
-// at its power cap (the idle before each section, Timing, covers the rest).
+// at its power cap (the warm-up replays before each section, Timing, cover the rest).
 std::vector<Case> cases(const GemmOptions& o) {
   std::vector<int> ms = o.m;
   std::sort(ms.begin(), ms.end());
@@ -230,9 +230,8 @@ double time_graph_us(const Timing& timing, const std::function<void(int)>& enque
   CapturedGraph graph(stream, [&] {
     for (int i = 0; i < per_graph; ++i) enqueue(i);
   });
-  graph.launch(stream);
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timing.warmup_ms);
-  do {
+  do {  // at least one untimed replay, whatever warmup_ms
     graph.launch(stream);
     SYMMOE_CUDA_CHECK(cudaStreamSynchronize(stream));
   } while (std::chrono::steady_clock::now() < warm_until);
