@@ -212,7 +212,10 @@ std::vector<Case> cases(const GemmOptions& o) {
 // gap instead of the replays) down over 8 experts ran 50.3 / 82.5 us at 8 / 256 rows with no gap,
 // 44.9 / 69.9 after 300 ms, 44.8 / 69.8 first in a fresh process. Replaying the section itself
 // (not idling) lets a compute-bound section reach its own power-capped steady clock, as it would
-// in a serving loop, and a memory-bound one fall back to its own.
+// in a serving loop, and a memory-bound one fall back to its own. Measured on the H100
+// (gemm_bench_order_warmup_ab_h100.log): down fp8 8 x 8 45.1 us with the replays, 49.7 without,
+// 45.1 first in a fresh process; at 256 rows the replays make sections slower than a fresh
+// process does (gate/up fp8 32 x 256 504 against 470 us): their own power-capped clock.
 struct Timing {
   cudaStream_t stream;
   int reps;
