@@ -5,8 +5,10 @@
 usage: wgmma_trace.py TRACE.txt KBLOCKS_PER_TILE
 Per warpgroup: issue -> done (its batch, queueing behind the other warpgroup's included),
 done -> promoted, promoted -> next issue (inside a tile and across a tile boundary). Both:
-the share of the traced span in which no batch was between issue and done (tensor pipe idle at
-most that much), and the same inside tiles only.
+the lag of warpgroup 1's issue behind warpgroup 0's; the share of the traced span in which some
+batch was between issue and done (the tensor pipe idled at least the rest); the gaps between
+consecutive batch completions of either warpgroup, and the share of the span by which they
+exceed their low decile (one batch's execution time when the pipe never idles): the idle estimate.
 """
 import statistics
 import sys
