@@ -25,7 +25,9 @@ def parse(path, per_ghz=False):
     runs = collections.defaultdict(list)
     values, variants, cur = [], [], None
     pending = None  # per_ghz: the last case row's (key, TFLOPS), until its power line
-    for line in open(path):
+    with open(path) as f:
+        lines = f.readlines()
+    for line in lines:
         if per_ghz:
             m = re.match(r"\s+power ours\s+(\d+) MHz", line)
             if m and pending:

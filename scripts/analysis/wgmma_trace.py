@@ -1,50 +1,51 @@
 #!/usr/bin/env python3
 """Summarizes a consumer K-block clock trace of the fp8 wgmma kernel (lines
-"TRACE wg W kb I t_issue t_done t_promoted", SM clock of CTA 0; a timing-only build).
+"TRACE wg W kb I t_issue t_done t_promoted", SM clock of CTA 0, from the timing-only build of
+bench/results/gemm_wgmma_kblock_trace.patch).
 
 usage: wgmma_trace.py TRACE.txt KBLOCKS_PER_TILE
 Per warpgroup: issue -> done (its batch, queueing behind the other warpgroup's included),
-done -> promoted, promoted -> next issue (inside a tile and across a tile boundary). Both:
-the lag of warpgroup 1's issue behind warpgroup 0's; the share of the traced span in which some
-batch was between issue and done (the tensor pipe idled at least the rest); the gaps between
-consecutive batch completions of either warpgroup, and the share of the span by which they
-exceed their low decile (one batch's execution time when the pipe never idles): the idle estimate.
+done -> promoted, promoted -> next issue (inside a tile and across a tile boundary; a stage
+wait lands here, t_issue is taken after it). Both: the lag of warpgroup 1's issue behind
+warpgroup 0's; the share of the traced span in which some batch was between issue and done
+(the tensor pipe idled at least the rest); the gaps between consecutive batch completions of
+either warpgroup, and the share of the span by which they exceed their low decile (one batch's
+execution time when the pipe never idles), split into gaps that end the first K block of a tile
+and the others: the idle estimate, and where it falls.
 """
 import statistics
 import sys
 
-M = 1 << 32
-rows = {0: [], 1: []}
-for line in open(sys.argv[1]):
-    p = line.split()
-    if len(p) == 8 and p[0] == "TRACE":
-        rows[int(p[2])].append(tuple(int(x) for x in p[5:8]))
-kpt = int(sys.argv[2])
-base = min(r[0][0] for r in rows.values() if r)
-def rel(t):
-    return (t - base) % M
-for wg, r in rows.items():
-    r[:] = [tuple(rel(t) for t in x) for x in r]
-def q(v):
-    v = sorted(v)
-    return f"median {statistics.median(v):7.0f}  p10 {v[len(v)//10]:7.0f}  p90 {v[9*len(v)//10]:7.0f}  n {len(v)}"
-for wg, r in rows.items():
-    if not r:
-        continue
-    print(f"wg {wg}: {len(r)} K blocks")
-    print("  issue -> done        ", q([b - a for a, b, c in r]))
-    print("  done -> promoted     ", q([c - b for a, b, c in r]))
-    inner = [r[i + 1][0] - r[i][2] for i in range(len(r) - 1) if (i + 1) % kpt != 0]
-    edge = [r[i + 1][0] - r[i][2] for i in range(len(r) - 1) if (i + 1) % kpt == 0]
-    print("  promoted -> issue    ", q(inner))
-    if edge:
-        print("  tile boundary        ", q(edge))
-n = min(len(rows[0]), len(rows[1]))
-if n:
-    d = [rows[1][i][0] - rows[0][i][0] for i in range(n)]
-    print("wg1 issue - wg0 issue, same K block:", q(d))
-    ivs = sorted((a, b) for r in rows.values() for a, b, c in r[:n])
-    start, end = ivs[0][0], max(b for a, b in ivs)
+CLOCK_WRAP = 1 << 32  # %clock is 32 bits
+
+
+def parse(lines):
+    """{warpgroup: [(t_issue, t_done, t_promoted)] in K-block order}, clocks relative to the
+    earliest of them. The 32-bit clock may wrap inside a trace: every value is first taken as a
+    signed offset from one reference within half the wrap (a trace spans far less)."""
+    rows = {0: [], 1: []}
+    for line in lines:
+        p = line.split()
+        if len(p) == 8 and p[0] == "TRACE" and p[1] == "wg" and p[3] == "kb":
+            rows[int(p[2])].append(tuple(int(x) for x in p[5:8]))
+    firsts = [r[0][0] for r in rows.values() if r]
+    if not firsts:
+        return rows
+    ref, half = firsts[0], CLOCK_WRAP // 2
+    rows = {wg: [tuple((t - ref + half) % CLOCK_WRAP - half for t in x) for x in r] for wg, r in rows.items()}
+    base = min(t for r in rows.values() for x in r for t in x)
+    return {wg: [tuple(t - base for t in x) for x in r] for wg, r in rows.items()}
+
+
+def quantiles(v):
+    """(median, p10, p90, n) of a non-empty list."""
+    s = sorted(v)
+    return statistics.median(s), s[len(s) // 10], s[9 * len(s) // 10], len(s)
+
+
+def merged_busy(intervals):
+    """Total length covered by the union of (start, end) intervals."""
+    ivs = sorted(intervals)
     busy, cur_a, cur_b = 0, ivs[0][0], ivs[0][1]
     for a, b in ivs[1:]:
         if a > cur_b:
@@ -52,14 +53,74 @@ if n:
             cur_a, cur_b = a, b
         else:
             cur_b = max(cur_b, b)
-    busy += cur_b - cur_a
-    span = end - start
-    print(f"span {span} cycles over {n} K blocks per warpgroup ({span / n:.0f} per K block); "
-          f"some batch in flight {100 * busy / span:.1f} %")
+    return busy + cur_b - cur_a
+
+
+def summarize(rows, kpt):
+    """A dict of the trace's statistics (lists of cycle counts and shares in percent)."""
+    out = {"wg": {}}
+    for wg, r in rows.items():
+        if not r:
+            continue
+        out["wg"][wg] = {
+            "issue_done": [b - a for a, b, _ in r],
+            "done_promoted": [c - b for _, b, c in r],
+            "promoted_issue": [r[i + 1][0] - r[i][2] for i in range(len(r) - 1) if (i + 1) % kpt != 0],
+            "tile_boundary": [r[i + 1][0] - r[i][2] for i in range(len(r) - 1) if (i + 1) % kpt == 0],
+        }
+    n = min(len(rows[0]), len(rows[1]))
+    if n < 2:
+        return out
+    out["lag"] = [rows[1][i][0] - rows[0][i][0] for i in range(n)]
+    ivs = [(a, b) for r in rows.values() for a, b, _ in r[:n]]
+    start, end = min(a for a, _ in ivs), max(b for _, b in ivs)
+    out["span"], out["kblocks"] = end - start, n
+    out["busy_pct"] = 100.0 * merged_busy(ivs) / out["span"]
     # Consecutive batch completions of either warpgroup: with the tensor pipe never idle they
     # are one batch's execution apart; the low decile estimates that time, the excess is idle.
-    done = sorted(b for r in rows.values() for a, b, c in r[:n])
-    gaps = [y - x for x, y in zip(done, done[1:])]
-    floor = sorted(gaps)[len(gaps) // 10]
-    print("between completions  ", q(gaps))
-    print(f"idle beyond the p10 completion gap ({floor}): {100 * sum(g - floor for g in gaps) / (done[-1] - done[0]):.1f} % of the span")
+    done = sorted((b, i) for r in rows.values() for i, (_, b, _) in enumerate(r[:n]))
+    gaps = [(y - x, j) for (x, _), (y, j) in zip(done, done[1:])]
+    floor = sorted(g for g, _ in gaps)[len(gaps) // 10]
+    completed = done[-1][0] - done[0][0]
+    excess = [(max(0, g - floor), j) for g, j in gaps]
+    out["completion_gaps"] = [g for g, _ in gaps]
+    out["gap_floor"] = floor
+    out["idle_pct"] = 100.0 * sum(e for e, _ in excess) / completed
+    out["idle_tile_start_pct"] = 100.0 * sum(e for e, j in excess if j % kpt == 0) / completed
+    return out
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__)
+    with open(argv[1]) as f:
+        rows = parse(f)
+    kpt = int(argv[2])
+    s = summarize(rows, kpt)
+
+    def q(v):
+        if not v:
+            return "n 0"
+        med, p10, p90, n = quantiles(v)
+        return f"median {med:7.0f}  p10 {p10:7.0f}  p90 {p90:7.0f}  n {n}"
+
+    for wg, w in s["wg"].items():
+        print(f"wg {wg}: {len(w['issue_done'])} K blocks")
+        print("  issue -> done        ", q(w["issue_done"]))
+        print("  done -> promoted     ", q(w["done_promoted"]))
+        print("  promoted -> issue    ", q(w["promoted_issue"]))
+        if w["tile_boundary"]:
+            print("  tile boundary        ", q(w["tile_boundary"]))
+    if "lag" not in s:
+        print("fewer than 2 K blocks traced for both warpgroups: no joint statistics")
+        return
+    print("wg1 issue - wg0 issue, same K block:", q(s["lag"]))
+    print(f"span {s['span']} cycles over {s['kblocks']} K blocks per warpgroup "
+          f"({s['span'] / s['kblocks']:.0f} per K block); some batch in flight {s['busy_pct']:.1f} %")
+    print("between completions  ", q(s["completion_gaps"]))
+    print(f"idle beyond the p10 completion gap ({s['gap_floor']}): {s['idle_pct']:.1f} % of the span, "
+          f"{s['idle_tile_start_pct']:.1f} % in gaps that end a tile's first K block")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

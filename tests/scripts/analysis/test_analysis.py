@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Tests of the analysis scripts that A/B conclusions and trace summaries rest on
+(scripts/analysis/wgmma_trace.py, scripts/analysis/ab_ratio.py), on synthetic inputs whose
+answers are known in closed form."""
+import importlib.util
+import io
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ANALYSIS = os.path.join(ROOT, "scripts", "analysis")
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ANALYSIS, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+wgmma_trace = load("wgmma_trace")
+ab_ratio = load("ab_ratio")
+
+
+def synthetic_trace(kpt, tiles, batch, idle_at_tile_start, queue=150, promote=40, origin=0):
+    """TRACE lines of two warpgroups whose batches run back to back on one tensor pipe (wg 0's
+    K block i, then wg 1's), each `batch` cycles, with `idle_at_tile_start` idle cycles before
+    every tile's first batch but the first tile's; clocks start at `origin` (mod 2^32)."""
+    lines, t = [], 0
+    for kb in range(kpt * tiles):
+        if kb and kb % kpt == 0:
+            t += idle_at_tile_start
+        for wg in (0, 1):
+            t += batch
+            done = t
+            vals = (done - queue, done, done + promote)
+            lines.append("TRACE wg %d kb %d %d %d %d\n" % (wg, kb, *((origin + v) % (1 << 32) for v in vals)))
+    return lines
+
+
+class WgmmaTraceTest(unittest.TestCase):
+    def test_idle_at_tile_boundaries_is_found_and_placed(self):
+        kpt, tiles, batch, idle = 4, 3, 100, 300
+        s = wgmma_trace.summarize(wgmma_trace.parse(synthetic_trace(kpt, tiles, batch, idle)), kpt)
+        completions = 2 * kpt * tiles
+        completed = (completions - 1) * batch + (tiles - 1) * idle
+        self.assertEqual(s["gap_floor"], batch)
+        self.assertAlmostEqual(s["idle_pct"], 100.0 * (tiles - 1) * idle / completed)
+        self.assertAlmostEqual(s["idle_tile_start_pct"], s["idle_pct"])
+        # Issue -> done is the queue time of every batch; the lag of wg 1 is one batch.
+        self.assertEqual(set(s["wg"][0]["issue_done"]), {150})
+        self.assertEqual(set(s["lag"]), {batch})
+        # Inside a tile a warpgroup issues its next batch 2 batches - queue - promote later.
+        self.assertEqual(set(s["wg"][1]["promoted_issue"]), {2 * batch - 150 - 40})
+        self.assertEqual(set(s["wg"][1]["tile_boundary"]), {2 * batch - 150 - 40 + idle})
+        # The pipe is covered by some batch except idle - queue at each boundary.
+        span = completed + batch + 150 - batch  # first issue = first done - queue
+        self.assertEqual(s["span"], span)
+        self.assertAlmostEqual(s["busy_pct"], 100.0 * (span - (tiles - 1) * (idle + batch - 150)) / span)
+
+    def test_no_idle_means_zero(self):
+        s = wgmma_trace.summarize(wgmma_trace.parse(synthetic_trace(4, 3, 100, 0)), 4)
+        self.assertEqual(s["idle_pct"], 0.0)
+        self.assertEqual(s["busy_pct"], 100.0)
+
+    def test_clock_wrap(self):
+        plain = wgmma_trace.summarize(wgmma_trace.parse(synthetic_trace(4, 3, 100, 300)), 4)
+        wrapped = wgmma_trace.summarize(
+            wgmma_trace.parse(synthetic_trace(4, 3, 100, 300, origin=(1 << 32) - 1000)), 4)
+        self.assertEqual(plain, wrapped)
+
+    def test_other_lines_are_ignored_and_one_warpgroup_is_not_an_error(self):
+        lines = ["commit: x\n", "TRACE wg 0 kb 0 10 20 30\n", "TRACE wg 0 kb 1 40 50 60\n", "garbage\n"]
+        s = wgmma_trace.summarize(wgmma_trace.parse(lines), 2)
+        self.assertNotIn("lag", s)
+        self.assertEqual(s["wg"][0]["issue_done"], [10, 10])
+
+    def test_command_line(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.writelines(synthetic_trace(4, 3, 100, 300))
+        try:
+            out = subprocess.run([sys.executable, os.path.join(ANALYSIS, "wgmma_trace.py"), f.name, "4"],
+                                 capture_output=True, text=True, check=True).stdout
+        finally:
+            os.unlink(f.name)
+        self.assertIn("idle beyond the p10 completion gap (100): 20.7 % of the span", out)
+
+
+def case_line(op, experts, m, tflops):
+    return "  %-8s   fp8 %4d %5d   4096   7168 w128x192      465.9 %8.1f      778  16.9%%\n" % (op, experts, m, tflops)
+
+
+def power_line(mhz):
+    return "           power ours                   %d MHz (min %d), 690 W (max 700), power cap 100 %%\n" % (mhz, mhz)
+
+
+class AbRatioTest(unittest.TestCase):
+    LOG = ["commit: x\n",
+           "== base round 1\n", case_line("gate_up", 8, 1024, 1000), power_line(1400),
+           case_line("down", 32, 4096, 900), power_line(1500),
+           "           DeepGEMM 128x192 s4       420.5 us   1144.1 TFLOPS  ours  0.90x\n",
+           "== probe round 1\n", case_line("gate_up", 8, 1024, 1100), power_line(1100),
+           case_line("down", 32, 4096, 990), power_line(1500),
+           "== base round 2\n", case_line("gate_up", 8, 1024, 1000), power_line(1400),
+           case_line("down", 32, 4096, 900), power_line(1500),
+           "== probe round 2\n", case_line("gate_up", 8, 1024, 1100), power_line(1100),
+           case_line("down", 32, 4096, 990), power_line(1500)]
+
+    def write(self):
+        f = tempfile.NamedTemporaryFile("w", suffix=".log", delete=False)
+        f.writelines(self.LOG)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_parse_rounds_and_per_ghz(self):
+        path = self.write()
+        runs, values, variants = ab_ratio.parse(path)
+        self.assertEqual(values, ["base", "probe"])
+        self.assertEqual(variants, ["env"])
+        self.assertEqual(runs[("env", "probe", "down", 32, 4096)], [990.0, 990.0])
+        runs, _, _ = ab_ratio.parse(path, per_ghz=True)
+        self.assertAlmostEqual(runs[("env", "probe", "gate_up", 8, 1024)][0], 1100 / 1.1)
+        self.assertAlmostEqual(runs[("env", "base", "gate_up", 8, 1024)][1], 1000 / 1.4)
+
+    def test_geomean(self):
+        path = self.write()
+        out = subprocess.run([sys.executable, os.path.join(ANALYSIS, "ab_ratio.py"), path],
+                             capture_output=True, text=True, check=True).stdout
+        self.assertIn("probe: %.3f" % math.sqrt(1.1 * 1.1), out)
+        out = subprocess.run([sys.executable, os.path.join(ANALYSIS, "ab_ratio.py"), path, "--per-ghz"],
+                             capture_output=True, text=True, check=True).stdout
+        # gate/up: (1100 / 1.1 GHz) / (1000 / 1.4 GHz) = 1.4; down: 990 / 900 = 1.1 at equal clocks.
+        self.assertIn("probe: %.3f" % math.sqrt(1.4 * 1.1), out)
+
+
+if __name__ == "__main__":
+    unittest.main()
