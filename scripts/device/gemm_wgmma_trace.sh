@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# Where the fp8 wgmma kernel's time goes per K block, and what its epilogue costs: two
-# timing-only builds of the default 128 x 192 kernel, carried prebuilt in build/ab (build them
-# here, on the CPU machine, from a clean tree; the CLI target must be named, or tools/symmoe is
-# not relinked):
-#   for p in kblock_trace:trace probe_no_epilogue:nostore; do
-#     git apply bench/results/gemm_wgmma_${p%%:*}.patch &&
-#     cmake --build build/release -j2 --target symmoe_cli &&
-#     cp build/release/tools/symmoe build/ab/symmoe_${p##*:}; git checkout src; done
-#   cmake --build build/release -j2   # back to HEAD's binaries
+# Where the fp8 wgmma kernel's time goes per K block, against DeepGEMM's 128 x 192, and what its
+# epilogue costs: timing-only builds (ours and the DeepGEMM baseline instrumented alike),
+# carried prebuilt in build/ab. Build them
+# on the CPU machine (a worktree of HEAD; the main tree and build/release stay as they are):
+#   scripts/build-probes.sh bench/results/gemm_wgmma_kblock_trace.patch:trace \
+#     bench/results/gemm_wgmma_probe_no_epilogue.patch:nostore bench/results/deepgemm_kblock_trace.py:dgtrace
 # then carry ["build/release/tools/symmoe", "build/ab"].
 # 1. build/ab/symmoe_trace at gate/up 8 x 4096, down 8 x 4096 and down 8 x 1024: the SM clock at
 #    each K block's wgmma issue, completion and promotion end (CTA 0, first 768 K blocks),
-#    summarized by scripts/analysis/wgmma_trace.py ($OUT/trace_<op>_<E>x<M>.txt and .summary).
+#    summarized by scripts/analysis/wgmma_trace.py ($OUT/trace_<op>_<E>x<M>.txt and .summary);
+#    with build/ab/symmoe_dgtrace (bench/results/deepgemm_kblock_trace.py:dgtrace) the same trace
+#    of DeepGEMM's 128 x 192 s4 at the same shapes ($OUT/trace_<op>_<E>x<M>.dg.*).
 # 2. HEAD's default kernel against build/ab/symmoe_nostore (no stores; the promotion kept),
 #    ROUNDS (1) rounds of 8 / 32 experts x 1024 / 4096 rows, REPS (20) replays, --power:
 #    $OUT/gemm_wgmma_noepilogue_ab.log, ratios by scripts/analysis/ab_ratio.py.
@@ -23,10 +22,24 @@ nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 for c in "gate_up 8 4096 56" "down 8 4096 16" "down 8 1024 16"; do
   read -r op e m kpt <<<"$c"
   t="$OUT/trace_${op}_${e}x$m"
-  timeout 60 ../ab/symmoe_trace bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
-    --no-baseline --warmup-ms 300 | grep TRACE > "$t.txt"
-  echo "== trace $op $e x $m ($(wc -l < "$t.txt") lines)"
+  # The traced build's own time next to HEAD's (how much the clock reads and stores perturb).
+  for b in ../ab/symmoe_trace tools/symmoe; do
+    timeout 60 "$b" bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
+      --no-baseline --warmup-ms 300 > "$t.$(basename "$b").out" 2>&1
+  done
+  grep TRACE "$t.symmoe_trace.out" > "$t.txt"
+  echo "== trace $op $e x $m ($(wc -l < "$t.txt") lines); traced build / HEAD:"
+  grep -hE "^  (gate_up|down) " "$t.symmoe_trace.out" "$t.symmoe.out"
   python3 "$root/scripts/analysis/wgmma_trace.py" "$t.txt" "$kpt" | tee "$t.summary"
+  # The same trace of DeepGEMM's 128 x 192 s4 (bench/results/deepgemm_kblock_trace.py), same shape.
+  if [ -x ../ab/symmoe_dgtrace ]; then
+    timeout 90 ../ab/symmoe_dgtrace bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
+      --baselines deepgemm --warmup-ms 300 > "$t.dg.out" 2>&1
+    grep TRACE "$t.dg.out" > "$t.dg.txt"
+    echo "== DeepGEMM 128x192 s4 trace $op $e x $m ($(wc -l < "$t.dg.txt") lines); its line in the traced build:"
+    grep -h "DeepGEMM 128x192 s4" "$t.dg.out"
+    python3 "$root/scripts/analysis/wgmma_trace.py" "$t.dg.txt" "$kpt" | tee "$t.dg.summary"
+  fi
 done
 L="$OUT/gemm_wgmma_noepilogue_ab.log"
 for r in $(seq "${ROUNDS:-1}"); do
