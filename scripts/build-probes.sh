@@ -13,7 +13,9 @@
 # main tree, its uncommitted changes and build/release are never touched (a probe built there
 # once ran stale because the CLI was not relinked). Each probe's library then goes through
 # scripts/check-kernel-resources.py: a probe that spills is reported, not refused — look before
-# timing it. Carry ["build/ab", ...] to the device.
+# timing it. With PROBE_TESTS=1 the GPU tests of the grouped GEMM are built too
+# (build/ab/test_gemm_gpu_NAME), for a probe that is a candidate change rather than a timing-only
+# build: its correctness and its time come from the same call. Carry ["build/ab", ...].
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -52,7 +54,7 @@ restore() { git -C "$wt" checkout -q -- . && sync_deepgemm; }
 [ -L "$wt/third_party/deepgemm" ] && rm "$wt/third_party/deepgemm"  # a copy, never the fetched one
 restore
 cfg=(-S "$wt" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a
-     -DSYMMOE_BUILD_TESTS=OFF)
+     "-DSYMMOE_BUILD_TESTS=$([ "${PROBE_TESTS:-0}" = 1 ] && echo ON || echo OFF)")
 [ -d "$wt/third_party/deepgemm/include" ] && cfg+=("-DSYMMOE_DEEPGEMM_INCLUDE=$wt/third_party/deepgemm/include")
 cmake "${cfg[@]}" > "$tree/configure.log"
 mkdir -p "$root/build/ab"
@@ -63,9 +65,12 @@ for spec in "$@"; do
     *.patch) git -C "$wt" apply "$root/$probe" ;;
     *.py) python3 "$root/$probe" "$wt" ;;
   esac
-  cmake --build "$tree/build" -j "$(nproc)" --target symmoe_cli > "$tree/build_$name.log" 2>&1 ||
+  targets=(symmoe_cli)
+  [ "${PROBE_TESTS:-0}" = 1 ] && targets+=(test_gemm_gpu)
+  cmake --build "$tree/build" -j "$(nproc)" --target "${targets[@]}" > "$tree/build_$name.log" 2>&1 ||
     { tail -30 "$tree/build_$name.log"; echo "build-probes: $name failed (log $tree/build_$name.log)" >&2; exit 1; }
   cp "$tree/build/tools/symmoe" "$root/build/ab/symmoe_$name"
+  [ "${PROBE_TESTS:-0}" = 1 ] && cp "$tree/build/tests/test_gemm_gpu" "$root/build/ab/test_gemm_gpu_$name"
   if [ -x "$root/third_party/cuobjdump/cuobjdump" ]; then
     python3 scripts/check-kernel-resources.py "$tree/build/src/libsymmoe.a" 2>&1 | tail -5 ||
       echo "build-probes: $name: a kernel spills (above)"

@@ -7,7 +7,8 @@
 # the first, case by case and as a geometric mean.
 # A setting may name its own binary with SYMMOE_AB_BIN=<path relative to build/release> (e.g.
 # ../ab/symmoe_base, carried beside it): an A/B of two builds; the variable is not passed on.
-# Env: SETTINGS (default: the default tile against 128 x 256 overlapped), MS (256,1024,4096),
+# Env: SETTINGS (default: the default tile against 128 x 256 overlapped), TILE (wgmma; auto
+# for the default choice per size, e.g. the swap-AB kernels at decode sizes), MS (256,1024,4096),
 # EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_env_ab), DG_EACH=1 (DeepGEMM in
 # every run, not only the first: its spread between processes in the same log), REPS (graph
 # replays per section, default 5), POWER=1 (`--power`: the clock of each section, for
@@ -31,7 +32,7 @@ w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
         case $kv in SYMMOE_AB_BIN=*) bin=${kv#SYMMOE_AB_BIN=} ;; *) pass="$pass $kv" ;; esac
       done
       # shellcheck disable=SC2086
-      env $pass timeout 300 "$bin" bench gemm --dtype fp8 --tile wgmma --experts ${EXPERTS:-8,32} \
+      env $pass timeout 300 "$bin" bench gemm --dtype fp8 --tile "${TILE:-wgmma}" --experts ${EXPERTS:-8,32} \
         --m ${MS:-256,1024,4096} --reps ${REPS:-5} $([ "${POWER:-0}" = 1 ] && echo --power) $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
         grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|power ours|rror|^symmoe "
       base=--no-baseline
