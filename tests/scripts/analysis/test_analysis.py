@@ -24,6 +24,7 @@ def load(name):
 
 wgmma_trace = load("wgmma_trace")
 ab_ratio = load("ab_ratio")
+sass_compare = load("sass_compare")
 
 
 def synthetic_trace(kpt, tiles, batch, idle_at_tile_start, queue=150, promote=40, origin=0):
@@ -136,6 +137,71 @@ class AbRatioTest(unittest.TestCase):
                              capture_output=True, text=True, check=True).stdout
         # gate/up: (1100 / 1.1 GHz) / (1000 / 1.4 GHz) = 1.4; down: 990 / 900 = 1.1 at equal clocks.
         self.assertIn("probe: %.3f" % math.sqrt(1.4 * 1.1), out)
+
+
+def listing(kernels):
+    """A cuobjdump -sass style listing: {name: [instruction, ...]}, addresses 16 apart."""
+    out = ["", "\tcode for sm_90a"]
+    for name, body in kernels.items():
+        out.append("\t\tFunction : " + name)
+        out.append('\t.headerflags\t@"EF_CUDA_SM90"')
+        for i, t in enumerate(body):
+            out.append("        /*%04x*/                   %s ;                /* 0x000000030a0075a7 */" % (16 * i, t))
+            out.append("                                                                 /* 0x000fe20008000000 */")
+    return "\n".join(out) + "\n"
+
+
+# One K block with a probed next stage taken when ready (ours), one falling through when ready
+# (DeepGEMM's shape); the slow paths hold instructions the fast path must not show.
+OURS = ["WARPGROUP.ARRIVE", "UIADD3 UR24, UR12, 0x2, URZ", "UIADD3.X UR25, UR13, URZ, URZ, UP0, !UPT",
+        "QGMMA.64x192x32.F32.E4M3.E4M3 R24, gdesc[UR12], RZ, !UPT", "WARPGROUP.DEPBAR.LE gsb0, 0x0",
+        "FFMA R1, R2, R3, R1", "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR18], R3", "FFMA R4, R5, R6, R4",
+        "@P0 BRA 0xb0", "CS2R R28, SR_GLOBALTIMERLO", "STG.E desc[UR38][R32.64+0x8], R3",
+        "LDS R5, [R154+0x34884]", "WARPGROUP.ARRIVE", "EXIT"]
+THEIRS = ["WARPGROUP.ARRIVE", "UMOV UR22, UR56", "QGMMA.64x192x32.F32.E4M3.E4M3 R24, gdesc[UR20], RZ, !UPT",
+          "WARPGROUP.DEPBAR.LE gsb0, 0x0", "SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR7+0x349c8], R217",
+          "FFMA R1, R2, R3, R1", "FFMA R4, R5, R6, R4", "FFMA R7, R8, R9, R7", "@!P1 BRA 0xb0",
+          "LDS R220, [R218+0x34200]", "BRA 0xc0", "NANOSLEEP 0x10", "WARPGROUP.ARRIVE", "EXIT"]
+
+
+class SassCompareTest(unittest.TestCase):
+    def write(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".sass", delete=False)
+        f.write(text)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_hot_path_follows_the_ready_branch_both_ways(self):
+        k = sass_compare.read_kernels(self.write(listing({"_Z4oursv": OURS, "_Z6theirsv": THEIRS})))
+        ours = sass_compare.hot_path(k["_Z4oursv"], at=0)
+        self.assertEqual(ours[-1], "WARPGROUP.ARRIVE")
+        self.assertIn("LDS R5, [R154+0x34884]", ours)
+        self.assertFalse(any("GLOBALTIMER" in t or t.startswith("STG") for t in ours))
+        theirs = sass_compare.hot_path(k["_Z6theirsv"], at=0)
+        self.assertIn("LDS R220, [R218+0x34200]", theirs)
+        self.assertNotIn("NANOSLEEP 0x10", theirs)  # past the unconditional BRA
+        self.assertEqual(sum(1 for t in theirs if sass_compare.opcode(t) == "FFMA"), 3)
+        self.assertEqual(sass_compare.condensed(theirs)[4:6], ["SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR7+0x349c8], R217",
+                                                               "  [3 FFMA]"])
+
+    def test_counts_and_identity(self):
+        a = self.write(listing({"_Z4oursv": OURS, "_Z6theirsv": THEIRS}))
+        b = self.write(listing({"_Z4oursv": [t for t in OURS if not t.startswith("UIADD3.X")], "_Z6theirsv": THEIRS}))
+        ka = sass_compare.read_kernels(a)
+        c = sass_compare.counts(ka["_Z4oursv"], ["UIADD3", "UIADD3.X", "FFMA", "BRA"])
+        self.assertEqual(c, {"instructions": len(OURS), "UIADD3": 2, "UIADD3.X": 1, "FFMA": 2, "BRA": 1})
+        self.assertEqual(sass_compare.main(["x", "identical", a, a]), 0)
+        out = subprocess.run([sys.executable, os.path.join(ANALYSIS, "sass_compare.py"), "identical", a, b],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("differs: _Z4oursv", out.stdout)
+        self.assertIn("1 kernels identical, 1 differ", out.stdout)
+
+    def test_no_mainloop_is_an_error(self):
+        k = sass_compare.read_kernels(self.write(listing({"_Z1fv": ["IADD3 R1, R1, 0x1, RZ", "EXIT"]})))
+        with self.assertRaises(ValueError):
+            sass_compare.hot_path(k["_Z1fv"])
 
 
 if __name__ == "__main__":
