@@ -14,6 +14,8 @@
 #     bench/results/gemm_wgmma_probe_no_epilogue.patch:nostore bench/results/deepgemm_kblock_trace.py:dgtrace
 # then carry ["build/release/tools/symmoe", "build/ab"] (about 58 MB) and run
 #   SYMMOE_BUILD_COMMIT=<HEAD> scripts/device/gemm_probe_session_1207.sh
+# Estimated ~7 minutes (tests ~2, A/Bs ~2, traces ~3); the parts' own timeouts add up to more than
+# a call's 600 s, so on a slow machine run PARTS="tests ab" and PARTS=trace as two calls.
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
 parts=${PARTS:-tests ab trace}
