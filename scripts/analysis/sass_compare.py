@@ -18,32 +18,13 @@ import argparse
 import re
 import sys
 
-_FUNC = re.compile(r"\s+Function : (\S+)")
-_INS = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-
+from sass_listing import opcode, parse
 
 def read_kernels(path):
     """{mangled name: [(address, instruction text with single spaces)]}, in listing order."""
-    kernels, cur = {}, None
     with open(path) as f:
-        for line in f:
-            m = _FUNC.match(line)
-            if m:
-                cur = m.group(1)
-                kernels[cur] = []
-                continue
-            m = _INS.search(line)
-            if cur is not None and m:
-                kernels[cur].append((int(m.group(1), 16), re.sub(r"\s+", " ", m.group(2))))
-    return kernels
-
-
-def opcode(text):
-    """The opcode of an instruction, its guard predicate (@P0, @!UP1) dropped."""
-    parts = text.split()
-    if parts and parts[0].startswith("@"):
-        parts = parts[1:]
-    return parts[0] if parts else ""
+        funcs = parse(f.read())
+    return {k: [(a, re.sub(r"\s+", " ", t)) for a, t, _, _ in v] for k, v in funcs.items()}
 
 
 def select(kernels, subs):
@@ -70,7 +51,7 @@ def hot_path(body, at=None, limit=2000):
     while len(path) < limit:
         _, t = body[i]
         path.append(t)
-        if path and len(path) > 1 and opcode(t) == "WARPGROUP.ARRIVE":
+        if len(path) > 1 and opcode(t) == "WARPGROUP.ARRIVE":
             return path
         op = opcode(t)
         m = re.match(r"(?:\S+ )?SYNCS\.PHASECHK\.\S*TRYWAIT (U?P\d+),", t)

@@ -26,39 +26,16 @@ import shutil
 import subprocess
 import sys
 
+from sass_listing import opcode, parse
+
 YIELD = 1 << 45
 REUSE_B = 1 << 59
-LINE = re.compile(r"^\s+/\*([0-9a-f]+)\*/\s+(.*?);\s+/\* (0x[0-9a-f]{16}) \*/")
-HIGH = re.compile(r"^\s+/\* (0x[0-9a-f]{16}) \*/")
-
-
-def parse(sass):
-    """{function: [(offset, text, low, high)]}"""
-    funcs, name, insts, pending = {}, None, None, None
-    for line in sass.splitlines():
-        if "Function :" in line:
-            name = line.split("Function :")[1].strip()
-            insts = funcs.setdefault(name, [])
-            continue
-        if insts is None:
-            continue
-        m = LINE.match(line)
-        if m:
-            pending = (int(m.group(1), 16), m.group(2).strip(), int(m.group(3), 16))
-            continue
-        m = HIGH.match(line)
-        if m and pending is not None:
-            insts.append(pending + (int(m.group(1), 16),))
-            pending = None
-    return funcs
 
 
 def ffma_runs(insts, min_run):
     run = []
     for inst in insts + [(None, "", 0, 0)]:
-        op = inst[1].split()
-        op = op[1] if op and op[0].startswith("@") else (op[0] if op else "")
-        if op == "FFMA":
+        if opcode(inst[1]) == "FFMA":
             run.append(inst)
             continue
         if len(run) >= min_run:

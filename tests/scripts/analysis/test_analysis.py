@@ -13,6 +13,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ANALYSIS = os.path.join(ROOT, "scripts", "analysis")
+sys.path.insert(0, ANALYSIS)  # the scripts import their shared sass_listing module
 
 
 def load(name):
