@@ -361,21 +361,23 @@ SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, 
   }
 }
 
-// The four k32 wgmmas of one 128-wide K block: part = weights (64 rows at desc_a) x
-// activations (kT rows at desc_b).
+// The four k32 wgmmas of one 128-wide K block: part = weights (64 rows from start-address
+// word a_lo) x activations (kT rows from b_lo). The slices step the 32-bit words, not the 64-bit
+// descriptors (NOTE [wgmma descriptor steps]).
 template <int kT>
-SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint64_t desc_a, uint64_t desc_b) {
+SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint32_t a_lo, uint32_t b_lo) {
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kKBlock / 32; ++k) {
+    const uint64_t da = wgmma::desc_from_lo(a_lo + 2 * k), db = wgmma::desc_from_lo(b_lo + 2 * k);
     if constexpr (kT == 8) {
-      wgmma::mma_m64n8k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+      wgmma::mma_m64n8k32_e4m3(part, da, db, k);
     } else if constexpr (kT == 16) {
-      wgmma::mma_m64n16k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+      wgmma::mma_m64n16k32_e4m3(part, da, db, k);
     } else if constexpr (kT == 32) {
-      wgmma::mma_m64n32k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+      wgmma::mma_m64n32k32_e4m3(part, da, db, k);
     } else {
-      wgmma::mma_m64n64k32_e4m3(part, desc_a + 2 * k, desc_b + 2 * k, k);
+      wgmma::mma_m64n64k32_e4m3(part, da, db, k);
     }
   }
   wgmma::commit();
@@ -458,8 +460,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<S>& sm, const devi
         // K blocks past K arrive as zeros with zero scales: they add nothing.
         auto issue = [&](int d) {
           wgmma::fence_operands(part[d % 2]);
-          issue_block<kT>(part[d % 2], wgmma::desc_from_lo(a_lo + d * (kWeightBoxBytes >> 4)),
-                          wgmma::desc_from_lo(b_lo + d * (S::kABlockBytes >> 4)));
+          issue_block<kT>(part[d % 2], a_lo + d * (kWeightBoxBytes >> 4), b_lo + d * (S::kABlockBytes >> 4));
         };
         auto scales_of = [&](int d, float (&out)[kJ][2]) {
           const float* sc = sc0 + d * S::kScaleRow;

@@ -145,22 +145,24 @@ SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, b
 // rows x weight rows kBatchN b .. kBatchN (b + 1) - 1 of the stage described by sd. kSplit
 // commits the last wgmma as a group of its own, so wgmma::wait<1> returns when only that one
 // is left.
+// K slice k's descriptors: NOTE [wgmma descriptor steps].
 template <class Shape, bool kSplit>
 SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], StageDesc sd, int b) {
-  const uint64_t da = wgmma::desc_from_lo(sd.a_lo);
-  const uint64_t db = batch_desc_b<Shape>(sd, b);
+  const uint32_t a_lo = sd.a_lo;
+  const uint32_t b_lo = batch_b_lo<Shape>(sd, b);
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) {
     if (kSplit && k == kBK / 32 - 1) wgmma::commit();
+    const uint64_t da = wgmma::desc_from_lo(a_lo + 2 * k), db = wgmma::desc_from_lo(b_lo + 2 * k);
     if constexpr (Shape::kBatchN == 64) {
-      wgmma::mma_m64n64k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+      wgmma::mma_m64n64k32_e4m3(d, da, db, k);
     } else if constexpr (Shape::kBatchN == 96) {
-      wgmma::mma_m64n96k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+      wgmma::mma_m64n96k32_e4m3(d, da, db, k);
     } else if constexpr (Shape::kBatchN == 128) {
-      wgmma::mma_m64n128k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+      wgmma::mma_m64n128k32_e4m3(d, da, db, k);
     } else {
-      wgmma::mma_m64n192k32_e4m3(d, da + 2 * k, db + 2 * k, k);
+      wgmma::mma_m64n192k32_e4m3(d, da, db, k);
     }
   }
   wgmma::commit();
@@ -186,10 +188,10 @@ SYMMOE_DEVICE void load_a_frags(uint32_t (&a)[kBK / 32][4], const uint8_t* smem_
 template <class Shape>
 SYMMOE_DEVICE void issue_block_rs(float (&d)[Shape::kBatchN / 2], const uint32_t (&a)[kBK / 32][4], StageDesc sd,
                                   int b) {
-  const uint64_t db = batch_desc_b<Shape>(sd, b);
+  const uint32_t b_lo = batch_b_lo<Shape>(sd, b);
   wgmma::fence();
 #pragma unroll
-  for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n64k32_e4m3_rs(d, a[k], db + 2 * k, k);
+  for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n64k32_e4m3_rs(d, a[k], wgmma::desc_from_lo(b_lo + 2 * k), k);
   wgmma::commit();
 }
 

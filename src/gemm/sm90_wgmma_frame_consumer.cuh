@@ -28,10 +28,11 @@ SYMMOE_DEVICE StageDesc stage_desc(const uint8_t* smem_a, const uint8_t* smem_b,
       __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes), 0)};
 }
 
-// The descriptor of batch b's weight rows (kBatchN b .. kBatchN (b + 1) - 1) in the stage.
+// The start-address word of batch b's weight rows (kBatchN b .. kBatchN (b + 1) - 1) in the
+// stage (NOTE [wgmma descriptor steps]).
 template <class Shape>
-SYMMOE_DEVICE uint64_t batch_desc_b(StageDesc sd, int b) {
-  return wgmma::desc_from_lo(sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16));
+SYMMOE_DEVICE uint32_t batch_b_lo(StageDesc sd, int b) {
+  return sd.b_lo + static_cast<uint32_t>(b * Shape::kBatchN * kBK / 16);
 }
 
 SYMMOE_DEVICE uint32_t pack_bf16x2(float lo, float hi) {
