@@ -19,7 +19,9 @@
 #     bench/results/deepgemm_kblock_trace.py:dgtrace
 # then carry ["build/release/tools/symmoe", "build/ab"] and run
 #   SYMMOE_BUILD_COMMIT=<HEAD> scripts/device/gemm_stagger_session.sh
-# At most 8 files come back from a call: keep what this writes under $OUT to the five above.
+#   default  (PARTS="tests trace ab default"; on an H200 only) HEAD's `symmoe bench gemm --reps 10
+#          --power` over every default size: $OUT/gemm_default_h200.{log,json}
+# At most 8 files come back from a call: keep what this writes under $OUT to the seven above.
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
 parts=${PARTS:-tests trace ab}
@@ -66,5 +68,12 @@ stagger700 SYMMOE_AB_BIN=../ab/symmoe_stagger700"
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_wgmma_stagger_ab.log" | tail -12
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_wgmma_stagger_ab.log" --per-ghz | tail -1
   grep -E "DeepGEMM 128x192" "$OUT/gemm_wgmma_stagger_ab.log" | head -8
+fi
+# default: on an H200 only, every default size with the issue's baselines (the README's table):
+# $OUT/gemm_default_h200.log and .json
+if [[ " $parts " == *" default "* ]] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  timeout 240 "$root/build/release/tools/symmoe" bench gemm --reps 10 --power --json "$OUT/gemm_default_h200.json" \
+    > "$OUT/gemm_default_h200.log" 2>&1 || status=1
+  grep -E "^  (gate_up|down) " "$OUT/gemm_default_h200.log" | head -50
 fi
 exit $status
