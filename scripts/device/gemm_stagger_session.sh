@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The staggered-warpgroups candidates (NOTE [staggered consumer warpgroups] in their patches) in
-# one device call (about 7 minutes; PARTS selects). CAND names the candidate probe (default
+# one device call (about 7 minutes; PARTS selects, run in its order; AB_ROUNDS: rounds of the A/B, 2). CAND names the candidate probe (default
 # stagtiles: gemm_wgmma_stagger_tiles.patch, warpgroup 1 kept >= 400 cycles behind warpgroup 0
 # at every tile start); ABS the probes timed against HEAD (default: CAND); TRACES the traced
 # builds (default "trace ${CAND}trace dgtrace"). The first run, at e7236c7, was CAND=stagger
@@ -35,12 +35,12 @@ traces=${TRACES:-trace ${cand}trace dgtrace}
 status=0
 echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
-if [[ " $parts " == *" tests "* ]]; then
+part_tests() {
   timeout 200 "$root/build/ab/test_gemm_gpu_$cand" --gtest_filter='*Wgmma*:*BadCalls*:*SmBudget*:*EveryDtype*:*IntegerInputs*' \
     > "$OUT/test_gemm_gpu.log" 2>&1 || status=1
   grep -E "^\[  (PASSED|FAILED) |Failure" "$OUT/test_gemm_gpu.log" | head -20
-fi
-if [[ " $parts " == *" trace "* ]]; then
+}
+part_trace() {
   work=$(mktemp -d)
   L="$OUT/gemm_wgmma_stagger_trace.log"
   cd "$root/build/release" || exit 1
@@ -65,22 +65,26 @@ if [[ " $parts " == *" trace "* ]]; then
   done
   cat "$L"
   tar -C "$work" -czf "$OUT/gemm_wgmma_stagger_traces.tgz" . && rm -rf "$work"
-fi
-if [[ " $parts " == *" ab "* ]]; then
+}
+part_ab() {
   settings="base"
   for a in $abs; do settings="$settings
 $a SYMMOE_AB_BIN=../ab/symmoe_$a"; done
-  NAME=gemm_wgmma_stagger_ab SETTINGS=$settings MS=1024,4096 ROUNDS=2 REPS=30 POWER=1 \
+  NAME=gemm_wgmma_stagger_ab SETTINGS=$settings MS=1024,4096 ROUNDS=${AB_ROUNDS:-2} REPS=30 POWER=1 \
     timeout 360 "$root/scripts/device/gemm_wgmma_env_ab.sh" > /dev/null || status=1
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_wgmma_stagger_ab.log" | tail -12
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_wgmma_stagger_ab.log" --per-ghz | tail -1
   grep -E "DeepGEMM 128x192" "$OUT/gemm_wgmma_stagger_ab.log" | head -8
-fi
+}
 # default: on an H200 only, every default size with the issue's baselines (the README's table):
 # $OUT/gemm_default_h200.log and .json
-if [[ " $parts " == *" default "* ]] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+part_default() {
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || return 0
   timeout 240 "$root/build/release/tools/symmoe" bench gemm --reps 10 --power --json "$OUT/gemm_default_h200.json" \
     > "$OUT/gemm_default_h200.log" 2>&1 || status=1
   grep -E "^  (gate_up|down) " "$OUT/gemm_default_h200.log" | head -50
-fi
+}
+for part in $parts; do
+  case $part in tests | trace | ab | default) "part_$part" ;; *) echo "unknown part $part" >&2; status=1 ;; esac
+done
 exit $status
