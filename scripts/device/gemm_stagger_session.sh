@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The staggered-warpgroups candidates (NOTE [staggered consumer warpgroups] in their patches) in
-# one device call (about 7 minutes; PARTS selects, run in its order; AB_ROUNDS: rounds of the A/B, 2). CAND names the candidate probe (default
-# stagtiles: gemm_wgmma_stagger_tiles.patch, warpgroup 1 kept >= 400 cycles behind warpgroup 0
-# at every tile start); ABS the probes timed against HEAD (default: CAND); TRACES the traced
-# builds (default "trace ${CAND}trace dgtrace"). The first run, at e7236c7, was CAND=stagger
-# ABS="stagger stagger700" TRACES="trace stagtrace" (gemm_wgmma_stagger.patch, once per kernel,
-# and gemm_wgmma_stagger700.patch).
+# one device call (about 7 minutes; PARTS selects, run in its order; AB_ROUNDS: rounds of the A/B,
+# 2). CAND names the candidate whose GPU tests run (default stagrounds); ABS the probes timed
+# against HEAD (default "stagtiles stagrounds"); TRACES the traced builds (default
+# "stagtilestrace stagroundstrace"; add trace and dgtrace where the carried tree has room).
+# The probes: stagtiles (gemm_wgmma_stagger_tiles.patch) keeps warpgroup 1 at least 400 cycles
+# behind warpgroup 0 at every tile start, stagrounds (gemm_wgmma_stagger_rounds.patch) at every
+# round of kStages K blocks. The first run, at e7236c7, was CAND=stagger ABS="stagger stagger700"
+# TRACES="trace stagtrace" (gemm_wgmma_stagger.patch, once per kernel, and its 700-cycle copy).
 #   tests  build/ab/test_gemm_gpu_$CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
@@ -19,9 +21,12 @@
 #          --power` over every default size: $OUT/gemm_default_h200.{log,json}
 # Build on the CPU machine first (a worktree of HEAD, nothing else touched):
 #   cmake --build build/release
-#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_stagger_tiles.patch:stagtiles
-#   scripts/build-probes.sh bench/results/gemm_wgmma_stagger_tiles_trace.patch:stagtilestrace \
-#     bench/results/gemm_wgmma_kblock_trace.patch:trace bench/results/deepgemm_kblock_trace.py:dgtrace
+#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_stagger_rounds.patch:stagrounds
+#   scripts/build-probes.sh bench/results/gemm_wgmma_stagger_tiles.patch:stagtiles \
+#     bench/results/gemm_wgmma_stagger_tiles_trace.patch:stagtilestrace \
+#     bench/results/gemm_wgmma_stagger_rounds_trace.patch:stagroundstrace
+#   (optional, room permitting: bench/results/gemm_wgmma_kblock_trace.patch:trace
+#    bench/results/deepgemm_kblock_trace.py:dgtrace)
 # strip --strip-unneeded build/ab/* (the carried tree must stay under 64 MiB), then carry
 # ["build/release/tools/symmoe", "build/ab"] and run
 #   SYMMOE_BUILD_COMMIT=<HEAD> scripts/device/gemm_stagger_session.sh
@@ -29,9 +34,9 @@
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
 parts=${PARTS:-tests trace ab}
-cand=${CAND:-stagtiles}
-abs=${ABS:-$cand}
-traces=${TRACES:-trace ${cand}trace dgtrace}
+cand=${CAND:-stagrounds}
+abs=${ABS:-stagtiles stagrounds}
+traces=${TRACES:-stagtilestrace stagroundstrace}
 status=0
 echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
