@@ -8,9 +8,10 @@
 # then carry ["build/release/tools/symmoe", "build/ab"].
 # 1. build/ab/symmoe_trace at gate/up 8 x 4096, down 8 x 4096 and down 8 x 1024: the SM clock at
 #    each K block's wgmma issue, completion and promotion end (CTA 0, first 768 K blocks),
-#    summarized by scripts/analysis/wgmma_trace.py ($OUT/trace_<op>_<E>x<M>.txt and .summary);
+#    summarized by scripts/analysis/wgmma_trace.py (summaries in $OUT/gemm_wgmma_trace.log, the raw
+#    traces and outputs in $OUT/gemm_wgmma_traces.tgz: a call returns at most 8 files);
 #    with build/ab/symmoe_dgtrace (bench/results/deepgemm_kblock_trace.py:dgtrace) the same trace
-#    of DeepGEMM's 128 x 192 s4 at the same shapes ($OUT/trace_<op>_<E>x<M>.dg.*).
+#    of DeepGEMM's 128 x 192 s4 at the same shapes (trace_<op>_<E>x<M>.dg.* in the tgz).
 # 2. HEAD's default kernel against build/ab/symmoe_nostore (no stores; the promotion kept),
 #    ROUNDS (1) rounds of 8 / 32 experts x 1024 / 4096 rows, REPS (20) replays, --power:
 #    $OUT/gemm_wgmma_noepilogue_ab.log, ratios by scripts/analysis/ab_ratio.py.
@@ -19,28 +20,35 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root/build/release" || exit 1
 echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
+work=$(mktemp -d)
+S="$OUT/gemm_wgmma_trace.log"
 for c in "gate_up 8 4096 56" "down 8 4096 16" "down 8 1024 16"; do
   read -r op e m kpt <<<"$c"
-  t="$OUT/trace_${op}_${e}x$m"
+  t="$work/trace_${op}_${e}x$m"
   # The traced build's own time next to HEAD's (how much the clock reads and stores perturb).
   for b in ../ab/symmoe_trace tools/symmoe; do
     timeout 60 "$b" bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
       --no-baseline --warmup-ms 300 > "$t.$(basename "$b").out" 2>&1
   done
   grep TRACE "$t.symmoe_trace.out" > "$t.txt"
-  echo "== trace $op $e x $m ($(wc -l < "$t.txt") lines); traced build / HEAD:"
-  grep -hE "^  (gate_up|down) " "$t.symmoe_trace.out" "$t.symmoe.out"
-  python3 "$root/scripts/analysis/wgmma_trace.py" "$t.txt" "$kpt" | tee "$t.summary"
+  {
+    echo "== trace $op $e x $m ($(wc -l < "$t.txt") lines); traced build / HEAD:"
+    grep -hE "^  (gate_up|down) " "$t.symmoe_trace.out" "$t.symmoe.out"
+    python3 "$root/scripts/analysis/wgmma_trace.py" "$t.txt" "$kpt"
+  } | tee -a "$S"
   # The same trace of DeepGEMM's 128 x 192 s4 (bench/results/deepgemm_kblock_trace.py), same shape.
   if [ -x ../ab/symmoe_dgtrace ]; then
     timeout 90 ../ab/symmoe_dgtrace bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
       --baselines deepgemm --warmup-ms 300 > "$t.dg.out" 2>&1
     grep TRACE "$t.dg.out" > "$t.dg.txt"
-    echo "== DeepGEMM 128x192 s4 trace $op $e x $m ($(wc -l < "$t.dg.txt") lines); its line in the traced build:"
-    grep -h "DeepGEMM 128x192 s4" "$t.dg.out"
-    python3 "$root/scripts/analysis/wgmma_trace.py" "$t.dg.txt" "$kpt" | tee "$t.dg.summary"
+    {
+      echo "== DeepGEMM 128x192 s4 trace $op $e x $m ($(wc -l < "$t.dg.txt") lines); its line in the traced build:"
+      grep -h "DeepGEMM 128x192 s4" "$t.dg.out"
+      python3 "$root/scripts/analysis/wgmma_trace.py" "$t.dg.txt" "$kpt"
+    } | tee -a "$S"
   fi
 done
+tar -C "$work" -czf "$OUT/gemm_wgmma_traces.tgz" . && rm -rf "$work"
 L="$OUT/gemm_wgmma_noepilogue_ab.log"
 for r in $(seq "${ROUNDS:-1}"); do
   for tag in base nostore; do
