@@ -8,6 +8,11 @@
 # behind warpgroup 0 at every tile start, stagrounds (gemm_wgmma_stagger_rounds.patch) at every
 # round of kStages K blocks. The first run, at e7236c7, was CAND=stagger ABS="stagger stagger700"
 # TRACES="trace stagtrace" (gemm_wgmma_stagger.patch, once per kernel, and its 700-cycle copy).
+# stagenv (gemm_wgmma_stagger_env.patch) is stagrounds with the cycles from
+# SYMMOE_GEMM_WGMMA_STAGGER (default 400, 0 = off): one binary for a sweep, e.g.
+#   CAND=stagenv AB_SETTINGS=$'base\noff SYMMOE_AB_BIN=../ab/symmoe_stagenv SYMMOE_GEMM_WGMMA_STAGGER=0
+#   s400 SYMMOE_AB_BIN=../ab/symmoe_stagenv\ns700 SYMMOE_AB_BIN=../ab/symmoe_stagenv SYMMOE_GEMM_WGMMA_STAGGER=700'
+#   (AB_SETTINGS, when set, is the A/B's SETTINGS as gemm_wgmma_env_ab.sh reads them).
 #   tests  build/ab/test_gemm_gpu_$CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
@@ -75,6 +80,7 @@ part_ab() {
   settings="base"
   for a in $abs; do settings="$settings
 $a SYMMOE_AB_BIN=../ab/symmoe_$a"; done
+  [ -n "${AB_SETTINGS:-}" ] && settings=$AB_SETTINGS
   NAME=gemm_wgmma_stagger_ab SETTINGS=$settings MS=1024,4096 ROUNDS=${AB_ROUNDS:-2} REPS=30 POWER=1 \
     timeout 360 "$root/scripts/device/gemm_wgmma_env_ab.sh" > /dev/null || status=1
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_wgmma_stagger_ab.log" | tail -12
