@@ -10,8 +10,9 @@
 # TRACES="trace stagtrace" (gemm_wgmma_stagger.patch, once per kernel, and its 700-cycle copy).
 # stagenv (gemm_wgmma_stagger_env.patch) is stagrounds with the cycles from
 # SYMMOE_GEMM_WGMMA_STAGGER (default 400, 0 = off): one binary for a sweep, e.g.
-#   CAND=stagenv AB_SETTINGS=$'base\noff SYMMOE_AB_BIN=../ab/symmoe_stagenv SYMMOE_GEMM_WGMMA_STAGGER=0
-#   s400 SYMMOE_AB_BIN=../ab/symmoe_stagenv\ns700 SYMMOE_AB_BIN=../ab/symmoe_stagenv SYMMOE_GEMM_WGMMA_STAGGER=700'
+#   b=SYMMOE_AB_BIN=../ab/symmoe_stagenv v=SYMMOE_GEMM_WGMMA_STAGGER
+#   CAND=stagenv AB_SETTINGS="base"$'\n'"off $b $v=0"$'\n'"s400 $b"$'\n'"s700 $b $v=700" \
+#     TRACES=stagroundstrace scripts/device/gemm_stagger_session.sh
 #   (AB_SETTINGS, when set, is the A/B's SETTINGS as gemm_wgmma_env_ab.sh reads them).
 #   tests  build/ab/test_gemm_gpu_$CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
