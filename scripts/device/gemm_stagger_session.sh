@@ -60,18 +60,11 @@ part_trace() {
     for b in $traces; do
       # dgtrace may stay behind when the carried binaries would pass the call's 64 MiB
       [ -x "../ab/symmoe_$b" ] || continue
-      t="$work/${b}_${op}_${e}x$m"
-      extra="--no-baseline"
-      [ $b = dgtrace ] && extra="--baselines deepgemm"
+      extra=--no-baseline
+      [ "$b" = dgtrace ] && extra="--baselines deepgemm"
       # shellcheck disable=SC2086
-      timeout 90 "../ab/symmoe_$b" bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
-        $extra --warmup-ms 300 > "$t.out" 2>&1 || status=1
-      grep TRACE "$t.out" > "$t.txt"
-      {
-        echo "== $b $op $e x $m ($(wc -l < "$t.txt") trace lines); the build's own lines:"
-        grep -hE "^  (gate_up|down) |DeepGEMM 128x192 s4" "$t.out"
-        python3 "$root/scripts/analysis/wgmma_trace.py" "$t.txt" "$kpt"
-      } >> "$L"
+      "$root/scripts/device/gemm_trace_one.sh" "../ab/symmoe_$b" "$b" "$op" "$e" "$m" "$kpt" "$work" $extra >> "$L" ||
+        status=1
     done
   done
   cat "$L"

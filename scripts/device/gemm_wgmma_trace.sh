@@ -24,28 +24,15 @@ work=$(mktemp -d)
 S="$OUT/gemm_wgmma_trace.log"
 for c in "gate_up 8 4096 56" "down 8 4096 16" "down 8 1024 16"; do
   read -r op e m kpt <<<"$c"
-  t="$work/trace_${op}_${e}x$m"
   # The traced build's own time next to HEAD's (how much the clock reads and stores perturb).
-  for b in ../ab/symmoe_trace tools/symmoe; do
-    timeout 60 "$b" bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
-      --no-baseline --warmup-ms 300 > "$t.$(basename "$b").out" 2>&1
-  done
-  grep TRACE "$t.symmoe_trace.out" > "$t.txt"
-  {
-    echo "== trace $op $e x $m ($(wc -l < "$t.txt") lines); traced build / HEAD:"
-    grep -hE "^  (gate_up|down) " "$t.symmoe_trace.out" "$t.symmoe.out"
-    python3 "$root/scripts/analysis/wgmma_trace.py" "$t.txt" "$kpt"
-  } | tee -a "$S"
+  "$root/scripts/device/gemm_trace_one.sh" ../ab/symmoe_trace trace "$op" "$e" "$m" "$kpt" "$work" | tee -a "$S"
+  echo "HEAD:" | tee -a "$S"
+  timeout 60 tools/symmoe bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
+    --no-baseline --warmup-ms 300 2>&1 | grep -E "^  (gate_up|down) " | tee -a "$S"
   # The same trace of DeepGEMM's 128 x 192 s4 (bench/results/deepgemm_kblock_trace.py), same shape.
   if [ -x ../ab/symmoe_dgtrace ]; then
-    timeout 90 ../ab/symmoe_dgtrace bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 \
-      --baselines deepgemm --warmup-ms 300 > "$t.dg.out" 2>&1
-    grep TRACE "$t.dg.out" > "$t.dg.txt"
-    {
-      echo "== DeepGEMM 128x192 s4 trace $op $e x $m ($(wc -l < "$t.dg.txt") lines); its line in the traced build:"
-      grep -h "DeepGEMM 128x192 s4" "$t.dg.out"
-      python3 "$root/scripts/analysis/wgmma_trace.py" "$t.dg.txt" "$kpt"
-    } | tee -a "$S"
+    "$root/scripts/device/gemm_trace_one.sh" ../ab/symmoe_dgtrace dgtrace "$op" "$e" "$m" "$kpt" "$work" \
+      --baselines deepgemm | tee -a "$S"
   fi
 done
 tar -C "$work" -czf "$OUT/gemm_wgmma_traces.tgz" . && rm -rf "$work"
