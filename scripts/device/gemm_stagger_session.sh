@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The staggered-warpgroups candidates (NOTE [staggered consumer warpgroups] in their patches) in
 # one device call (about 7 minutes; PARTS selects, run in its order; AB_ROUNDS: rounds of the A/B,
-# 2). CAND names the candidate whose GPU tests run (default stagrounds); ABS the probes timed
+# 2). CAND names the candidates whose GPU tests run, one after the other into one log (default
+# stagrounds); ABS the probes timed
 # against HEAD (default "stagtiles stagrounds"); TRACES the traced builds (default
 # "stagtilestrace stagroundstrace"; add trace and dgtrace where the carried tree has room).
 # The probes: stagtiles (gemm_wgmma_stagger_tiles.patch) keeps warpgroup 1 at least 400 cycles
@@ -14,7 +15,14 @@
 #   CAND=stagenv AB_SETTINGS="base"$'\n'"off $b $v=0"$'\n'"s400 $b"$'\n'"s700 $b $v=700" \
 #     TRACES=stagroundstrace scripts/device/gemm_stagger_session.sh
 #   (AB_SETTINGS, when set, is the A/B's SETTINGS as gemm_wgmma_env_ab.sh reads them).
-#   tests  build/ab/test_gemm_gpu_$CAND, filtered below
+# o128 (gemm_wgmma_overlap128.patch, NOTE [overlapped 128 x 128]) is the 128 x 128 tile with its
+# one batch per K block overlapped across K blocks, selected by SYMMOE_GEMM_WGMMA_TILE_N=128 with
+# SYMMOE_GEMM_WGMMA_OVERLAP=2|4; its GPU tests add two wgmma variants (29, 30). Both families:
+#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_overlap128.patch:o128
+#   o=SYMMOE_AB_BIN=../ab/symmoe_o128 t=SYMMOE_GEMM_WGMMA_TILE_N=128 w=SYMMOE_GEMM_WGMMA_OVERLAP
+#   CAND="stagenv o128" TRACES=stagroundstrace AB_SETTINGS="base"$'\n'"s400 $b"$'\n'"w128 $t"$'\n'\
+#     "o2 $o $t $w=2"$'\n'"o4 $o $t $w=4" scripts/device/gemm_stagger_session.sh
+#   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
 #          (trace: HEAD's default kernel; <cand>trace: the candidate; dgtrace: DeepGEMM's 128 x 192
@@ -47,9 +55,12 @@ status=0
 echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 part_tests() {
-  timeout 200 "$root/build/ab/test_gemm_gpu_$cand" --gtest_filter='*Wgmma*:*BadCalls*:*SmBudget*:*EveryDtype*:*IntegerInputs*' \
-    > "$OUT/test_gemm_gpu.log" 2>&1 || status=1
-  grep -E "^\[  (PASSED|FAILED) |Failure" "$OUT/test_gemm_gpu.log" | head -20
+  for c in $cand; do
+    echo "== test_gemm_gpu_$c" >> "$OUT/test_gemm_gpu.log"
+    timeout 200 "$root/build/ab/test_gemm_gpu_$c" --gtest_filter='*Wgmma*:*BadCalls*:*SmBudget*:*EveryDtype*:*IntegerInputs*' \
+      >> "$OUT/test_gemm_gpu.log" 2>&1 || status=1
+  done
+  grep -E "^== |^\[  (PASSED|FAILED) |Failure" "$OUT/test_gemm_gpu.log" | head -30
 }
 part_trace() {
   work=$(mktemp -d)
