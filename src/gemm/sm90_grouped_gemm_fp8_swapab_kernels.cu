@@ -369,7 +369,7 @@ SYMMOE_DEVICE void issue_block(float (&part)[kT / 2], uint32_t a_lo, uint32_t b_
   wgmma::fence();
 #pragma unroll
   for (int k = 0; k < kKBlock / 32; ++k) {
-    const uint64_t da = wgmma::desc_from_lo(a_lo + 2 * k), db = wgmma::desc_from_lo(b_lo + 2 * k);
+    const uint64_t da = wgmma::desc_k32_slice(a_lo, k), db = wgmma::desc_k32_slice(b_lo, k);
     if constexpr (kT == 8) {
       wgmma::mma_m64n8k32_e4m3(part, da, db, k);
     } else if constexpr (kT == 16) {

@@ -154,7 +154,7 @@ SYMMOE_DEVICE void issue_block(float (&d)[Shape::kBatchN / 2], StageDesc sd, int
 #pragma unroll
   for (int k = 0; k < kBK / 32; ++k) {
     if (kSplit && k == kBK / 32 - 1) wgmma::commit();
-    const uint64_t da = wgmma::desc_from_lo(a_lo + 2 * k), db = wgmma::desc_from_lo(b_lo + 2 * k);
+    const uint64_t da = wgmma::desc_k32_slice(a_lo, k), db = wgmma::desc_k32_slice(b_lo, k);
     if constexpr (Shape::kBatchN == 64) {
       wgmma::mma_m64n64k32_e4m3(d, da, db, k);
     } else if constexpr (Shape::kBatchN == 96) {
@@ -191,7 +191,7 @@ SYMMOE_DEVICE void issue_block_rs(float (&d)[Shape::kBatchN / 2], const uint32_t
   const uint32_t b_lo = batch_b_lo<Shape>(sd, b);
   wgmma::fence();
 #pragma unroll
-  for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n64k32_e4m3_rs(d, a[k], wgmma::desc_from_lo(b_lo + 2 * k), k);
+  for (int k = 0; k < kBK / 32; ++k) wgmma::mma_m64n64k32_e4m3_rs(d, a[k], wgmma::desc_k32_slice(b_lo, k), k);
   wgmma::commit();
 }
 

@@ -206,9 +206,10 @@ namespace symmoe::gemm::sm90::wgmma {
 // 32-byte slice of the rows is the same descriptor plus 2k (32 bytes >> 4). In two halves: the
 // low word (start address, a function of the tile) and the constant high word.
 SYMMOE_DEVICE uint32_t desc_lo_k_major_sw128(const void* tile) { return (tma::smem_addr(tile) & 0x3FFFF) >> 4; }
-// NOTE [wgmma descriptor steps]: a K slice's descriptor is desc_from_lo(lo + step), never the
-// 64-bit descriptor plus step: on the whole descriptor ptxas adds with carry (UIADD3 and
-// UIADD3.X per operand and wgmma, then re-sets the high word) for a carry that cannot happen —
+// NOTE [wgmma descriptor steps]: a K slice's descriptor is desc_from_lo(lo + step)
+// (desc_k32_slice), never the 64-bit descriptor plus step: on the whole descriptor ptxas adds
+// with carry (UIADD3 and UIADD3.X per operand and wgmma, then re-sets the high word) for a
+// carry that cannot happen —
 // the start address is below 2^14 in 16-byte units (shared memory < 256 KiB) and the steps are
 // a few units; on the low word it adds 32 bits and keeps the high word a constant, as
 // DeepGEMM's kernels do (the default fp8 kernel: 72 of its 84 UIADD3.X gone, 104 fewer
@@ -217,6 +218,8 @@ SYMMOE_DEVICE uint32_t desc_lo_k_major_sw128(const void* tile) { return (tma::sm
 // 1.003x over 8 large-M cases, 1.002x over 8 decode cases, 0.997x per GHz; the GPU tests pass:
 // bench/results/gemm_desc_lo_{large,decode}_ab_h100.log); kept for the shorter chain.
 SYMMOE_DEVICE uint64_t desc_from_lo(uint32_t lo) { return (uint64_t{(1024 >> 4) | (1u << 30)} << 32) | lo; }
+// K slice k (32 bytes of each row: one k32 fp8 wgmma) of the rows whose start-address word is lo.
+SYMMOE_DEVICE uint64_t desc_k32_slice(uint32_t lo, int k) { return desc_from_lo(lo + 2 * k); }
 
 SYMMOE_DEVICE void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 SYMMOE_DEVICE void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
