@@ -19,7 +19,8 @@
 # one batch per K block overlapped across K blocks, selected by SYMMOE_GEMM_WGMMA_TILE_N=128 with
 # SYMMOE_GEMM_WGMMA_OVERLAP=2|4; its GPU tests add two wgmma variants (29, 30). Both families:
 #   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_overlap128.patch:o128
-#   o=SYMMOE_AB_BIN=../ab/symmoe_o128 t=SYMMOE_GEMM_WGMMA_TILE_N=128 w=SYMMOE_GEMM_WGMMA_OVERLAP
+#   b=SYMMOE_AB_BIN=../ab/symmoe_stagenv o=SYMMOE_AB_BIN=../ab/symmoe_o128
+#   t=SYMMOE_GEMM_WGMMA_TILE_N=128 w=SYMMOE_GEMM_WGMMA_OVERLAP
 #   CAND="stagenv o128" TRACES=stagroundstrace AB_SETTINGS="base"$'\n'"s400 $b"$'\n'"w128 $t"$'\n'\
 #     "o2 $o $t $w=2"$'\n'"o4 $o $t $w=4" scripts/device/gemm_stagger_session.sh
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
