@@ -438,6 +438,23 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // (timing-only probes, bench/RESULTS.md "Six timing-only probes"): the stage ring (stages
 // released before their math: 1.000x), the activation-scale copies (none at all: 0.998x), a
 // staggered start of the two warpgroups per tile (0.990-1.005x), the probe as test_wait (1.007x).
+// acc = part * scale (a tile's first K block: no zeroing, no addition), split as promote's.
+template <int kJ, int kSplit>
+SYMMOE_DEVICE void promote_first(float (&acc)[4 * kJ], const float (&part)[4 * kJ], float lo0, float hi0, float lo1,
+                                 float hi1) {
+#pragma unroll
+  for (int j = 0; j < kJ; ++j) {
+    const float lo = j < kSplit ? lo0 : lo1, hi = j < kSplit ? hi0 : hi1;
+    acc[4 * j + 0] = part[4 * j + 0] * lo;
+    acc[4 * j + 1] = part[4 * j + 1] * lo;
+    acc[4 * j + 2] = part[4 * j + 2] * hi;
+    acc[4 * j + 3] = part[4 * j + 3] * hi;
+  }
+}
+
+// A tile's K blocks (NOTE [unrolled fp8 mainloop]). K block 0's wgmmas (stage 0) were issued by
+// the caller (NOTE [epilogue under the next tile's first K block]); this waits for them,
+// promotes them into acc (overwritten) and runs K blocks 1 .. kblocks - 1.
 template <class Shape, int kBoundary>
 SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
                                     const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
@@ -445,11 +462,22 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
   constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
   constexpr int kSplit = scale_split<kJ, Shape::kBatchN, 0, kBoundary>();
   bool probed = false;  // stage j's full barrier seen complete (NOTE [probed stage wait])
-  // One round: kStages K blocks from kb0 on; tail (std::true_type): the tile's last, partial
+  {
+    bits ^= 1u;
+    const BlockScales sc = stage_scales<Shape>(sm.scales, 0, 0, r_in_tile);
+    wgmma::wait<0>();
+    wgmma::fence_operands(part);
+    if (lane == 0) release_stage<Shape>(&sm.empty[0]);
+    probed = tma::mbarrier_probe(&sm.full[1 % kStages], (bits >> (1 % kStages)) & 1u);
+    promote_first<kJ, kSplit>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
+  }
+  // One round: kStages K blocks from kb0 on, stages kFirst .. kStages - 1 of it (kFirst 1 in the
+  // tile's first round: K block 0 is done above); tail (std::true_type): the tile's last, partial
   // round (the K blocks from kblocks on skipped, warp-uniform). Full rounds carry no such test.
-  auto round = [&](int kb0, auto tail) {
+  auto round = [&](int kb0, auto tail, auto first) {
     for_each_batch<kStages>([&](auto stage) {
       constexpr int j = decltype(stage)::value, kNext = (j + 1) % kStages;
+      if constexpr (j < decltype(first)::value) return;
       if constexpr (decltype(tail)::value) {
         if (kb0 + j >= kblocks) return;
       }
@@ -469,33 +497,65 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       promote<kJ, kSplit>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
     });
   };
+  using From0 = std::integral_constant<int, 0>;
+  using From1 = std::integral_constant<int, 1>;
+  if (kblocks >= kStages) {
+    round(0, std::false_type{}, From1{});
+  } else {
+    round(0, std::true_type{}, From1{});
+  }
   const int full = kblocks - kblocks % kStages;
-  int kb0 = 0;
-  for (; kb0 < full; kb0 += kStages) round(kb0, std::false_type{});
-  if (kb0 < kblocks) round(kb0, std::true_type{});
+  int kb0 = kStages;
+  for (; kb0 < full; kb0 += kStages) round(kb0, std::false_type{}, From0{});
+  if (kb0 < kblocks) round(kb0, std::true_type{}, From0{});
 }
 
+// NOTE [epilogue under the next tile's first K block]: the unrolled mainloop's wgmmas write the
+// partial products (part), its promotions the accumulators (acc), so a warpgroup issues the
+// next tile's K block 0 into part before it stores the finished tile from acc: the store
+// (staging, barriers, tensor copies) runs while that batch is in the tensor pipe, and the
+// batch's promotion overwrites acc after it. The batch is issued and waited for in the same
+// iteration of the tile loop (nothing in flight at its back edge: NOTE [overlapped promotion]).
+// Per tile: wait for stage 0 (the unit published there: NOTE [wgmma tile schedule]), agree on
+// it across the warpgroup, issue K block 0, store the previous tile, run the K loop; the last
+// tile is stored after the loop. A failed wait in any thread of the warpgroup ends the walk, and
+// the tile still held is stored only if no wait failed (store_tile). Why: without its stores the
+// kernel ran 1.054x (down 1.07-1.11x), and the tile boundaries were ~700 cycles longer than
+// DeepGEMM's (bench/RESULTS.md, K-block traces). Measured (H100, same call, 3 rounds of 30
+// replays, bench/results/gemm_wgmma_epilogue_under_kb0_ab_h100.log): 1.015x over the 8 large-M
+// cases (1.010x per GHz); down 1.02-1.04x except 8 x 1024 (0.98x), gate/up 0.99-1.04x.
 template <class Shape>
 SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
                                     const CUtensorMap* map_out, const device::WaitContext& ctx) {
   const ConsumerThread me;
   const int kblocks = kblocks_of<Shape>(src);
+  const int rank = UnitWalk<Shape>().rank;
   const StageDesc base = stage_desc<Shape>(sm.a, sm.b, 0, me.wg);
   float acc[1][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
   uint32_t bits = 0;
-  bool ok = true;
-  for_each_consumer_tile<Shape>(
-      src, sm, n_blocks, me, map_out, acc, ok, ctx, [&] { return StageAt{0, bits & 1u}; }, [&](const ConsumerTile& tile) {
-    zero(acc);
+  bool ok = true, held = false;
+  int e_hint = 0;
+  ConsumerTile prev{};
+  for (;;) {
+    if (ok) ok = tma::mbarrier_wait(&sm.full[0], bits & 1u, ctx, "gemm_stage_full", 0);
+    const bool go = me.wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok);
+    if (!go) break;
+    const int u = sm.units[0];  // the same in every thread: the slot is rewritten only after they release it
+    if (u < 0) break;
+    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, me.r_in_tile);
+    issue_block<Shape, false>(part, base, 0);
+    if (held) store_tile<Shape>(acc, prev, me.wg, ok, map_out, sm.out, src);
     // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.
-    if constexpr (Shape::kBN == 192) {
-      if (tile.n0 % 128 != 0) {
-        unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
-        return;
-      }
+    if (Shape::kBN == 192 && tile.n0 % 128 != 0) {
+      unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+    } else {
+      unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
     }
-    unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
-  });
+    prev = tile;
+    held = true;
+  }
+  if (held) store_tile<Shape>(acc, prev, me.wg, ok, map_out, sm.out, src);
+  if (Shape::kTmaStore && me.store_leader) tma::bulk_wait_all();
 }
 
 // The fp8 consumers as the frame's Consumer: the overlapped mainloop, the unrolled one, or the
