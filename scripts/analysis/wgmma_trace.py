@@ -3,6 +3,12 @@
 "TRACE wg W kb I t_issue t_done t_promoted", SM clock of CTA 0, from the timing-only build of
 bench/results/gemm_wgmma_kblock_trace.patch).
 
+With "TILE wg W tile T t_fetch t_fetched t_issue0 t_stored" lines as well (the unserialized
+trace, bench/results/gemm_wgmma_kblock_trace_unserialized.patch), per warpgroup and tile start:
+the wait for the tile's first stage (and the warpgroup's agreement on it), from there to its
+K block 0's issue, and from that issue to the end of the previous tile's store (which runs
+under that batch).
+
 usage: wgmma_trace.py TRACE.txt KBLOCKS_PER_TILE
 Per warpgroup: issue -> done (its batch, queueing behind the other warpgroup's included),
 done -> promoted, promoted -> next issue (inside a tile and across a tile boundary; a stage
@@ -35,6 +41,28 @@ def parse(lines):
     rows = {wg: [tuple((t - ref + half) % CLOCK_WRAP - half for t in x) for x in r] for wg, r in rows.items()}
     base = min(t for r in rows.values() for x in r for t in x)
     return {wg: [tuple(t - base for t in x) for x in r] for wg, r in rows.items()}
+
+
+def parse_tiles(lines):
+    """{warpgroup: [(t_fetch, t_fetched, t_issue0, t_stored)] in tile order} from TILE lines."""
+    rows = {0: [], 1: []}
+    for line in lines:
+        p = line.split()
+        if len(p) == 9 and p[0] == "TILE" and p[1] == "wg" and p[3] == "tile":
+            rows[int(p[2])].append(tuple(int(x) for x in p[5:9]))
+    return rows
+
+
+def tile_phases(tiles):
+    """Per warpgroup, cycle counts per tile start (differences modulo the 32-bit clock): the
+    first-stage wait with the warpgroup's agreement, agreement -> K block 0 issue, and issue ->
+    previous tile's store done (from the second tile on: the first has no store)."""
+    def d(a, b):
+        return (b - a) % CLOCK_WRAP
+    return {wg: {"stage_wait": [d(f, g) for f, g, _, _ in r],
+                 "to_issue": [d(g, i) for _, g, i, _ in r],
+                 "store": [d(i, t) for _, _, i, t in r[1:]]}
+            for wg, r in tiles.items() if r}
 
 
 def quantiles(v):
@@ -94,7 +122,9 @@ def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
     with open(argv[1]) as f:
-        rows = parse(f)
+        lines = f.readlines()
+    rows = parse(lines)
+    phases = tile_phases(parse_tiles(lines))
     kpt = int(argv[2])
     s = summarize(rows, kpt)
 
@@ -111,6 +141,11 @@ def main(argv):
         print("  promoted -> issue    ", q(w["promoted_issue"]))
         if w["tile_boundary"]:
             print("  tile boundary        ", q(w["tile_boundary"]))
+        if wg in phases:
+            t = phases[wg]
+            print("  tile start: first-stage wait", q(t["stage_wait"]))
+            print("  tile start: -> K block 0 issue", q(t["to_issue"]))
+            print("  tile start: issue -> previous tile stored", q(t["store"]))
     if "lag" not in s:
         print("fewer than 2 K blocks traced for both warpgroups: no joint statistics")
         return

@@ -81,6 +81,18 @@ class WgmmaTraceTest(unittest.TestCase):
         self.assertNotIn("lag", s)
         self.assertEqual(s["wg"][0]["issue_done"], [10, 10])
 
+    def test_tile_phases(self):
+        lines = ["TRACE wg 0 kb 0 10 20 30\n",
+                 "TILE wg 0 tile 0 100 400 450 460\n",
+                 "TILE wg 0 tile 1 %d %d %d %d\n" % ((1 << 32) - 50, 250, 300, 2300),
+                 "TILE wg 1 tile 0 100 150 170 170\n"]
+        t = wgmma_trace.tile_phases(wgmma_trace.parse_tiles(lines))
+        self.assertEqual(t[0]["stage_wait"], [300, 300])  # the second across the clock's wrap
+        self.assertEqual(t[0]["to_issue"], [50, 50])
+        self.assertEqual(t[0]["store"], [2000])  # the first tile has no store
+        self.assertEqual(t[1]["store"], [])
+        self.assertEqual(len(wgmma_trace.parse(lines)[0]), 1)  # TILE lines are not K blocks
+
     def test_command_line(self):
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             f.writelines(synthetic_trace(4, 3, 100, 300))
