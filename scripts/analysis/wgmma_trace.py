@@ -8,6 +8,10 @@ trace, bench/results/gemm_wgmma_kblock_trace_unserialized.patch), per warpgroup 
 the wait for the tile's first stage (and the warpgroup's agreement on it), from there to its
 K block 0's issue, and from that issue to the end of the previous tile's store (which runs
 under that batch).
+And with "PROD tile T c_free c_unit c_issued s_free s_unit s_issued" lines (the producer's
+copier and scale warp: after the stage-free wait, once the unit is known, after K block 0's
+copies are issued), per tile: those phases, and from the copier's K block 0 copies to
+consumer warpgroup 0 past its first-stage wait (the stage's latency as the consumers see it).
 
 usage: wgmma_trace.py TRACE.txt KBLOCKS_PER_TILE
 Per warpgroup: issue -> done (its batch, queueing behind the other warpgroup's included),
@@ -63,6 +67,28 @@ def tile_phases(tiles):
                  "to_issue": [d(g, i) for _, g, i, _ in r],
                  "store": [d(i, t) for _, _, i, t in r[1:]]}
             for wg, r in tiles.items() if r}
+
+
+def parse_prod(lines):
+    """[(c_free, c_unit, c_issued, s_free, s_unit, s_issued)] in tile order from PROD lines."""
+    rows = []
+    for line in lines:
+        p = line.split()
+        if len(p) == 9 and p[0] == "PROD" and p[1] == "tile":
+            rows.append(tuple(int(x) for x in p[3:9]))
+    return rows
+
+
+def prod_phases(prod, tiles):
+    """Cycle counts per tile (modulo the 32-bit clock): the copier's and the scale warp's
+    stage-free -> unit known -> K block 0 issued, and copier issued -> consumer warpgroup 0 past
+    the tile's first-stage wait (TILE lines of warpgroup 0, matched by tile index)."""
+    def d(a, b):
+        return (b - a) % CLOCK_WRAP
+    wg0 = tiles.get(0, [])
+    return {"copier_unit": [d(r[0], r[1]) for r in prod], "copier_issue": [d(r[1], r[2]) for r in prod],
+            "scaler_unit": [d(r[3], r[4]) for r in prod], "scaler_issue": [d(r[4], r[5]) for r in prod],
+            "to_consumer": [d(r[2], t[1]) for r, t in zip(prod, wg0)]}
 
 
 def quantiles(v):
@@ -124,7 +150,9 @@ def main(argv):
     with open(argv[1]) as f:
         lines = f.readlines()
     rows = parse(lines)
-    phases = tile_phases(parse_tiles(lines))
+    tiles = parse_tiles(lines)
+    phases = tile_phases(tiles)
+    prod = parse_prod(lines)
     kpt = int(argv[2])
     s = summarize(rows, kpt)
 
@@ -146,6 +174,14 @@ def main(argv):
             print("  tile start: first-stage wait", q(t["stage_wait"]))
             print("  tile start: -> K block 0 issue", q(t["to_issue"]))
             print("  tile start: issue -> previous tile stored", q(t["store"]))
+    if prod:
+        pp = prod_phases(prod, tiles)
+        print(f"producer: {len(prod)} tiles")
+        print("  copier: stage free -> unit published   ", q(pp["copier_unit"]))
+        print("  copier: unit -> K block 0 copies issued", q(pp["copier_issue"]))
+        print("  scaler: stage free -> unit read        ", q(pp["scaler_unit"]))
+        print("  scaler: unit -> K block 0 scales issued", q(pp["scaler_issue"]))
+        print("  copies issued -> wg 0 past its wait    ", q(pp["to_consumer"]))
     if "lag" not in s:
         print("fewer than 2 K blocks traced for both warpgroups: no joint statistics")
         return

@@ -15,7 +15,7 @@ t="$work/${tag}_${op}_${e}x$m"
 timeout 90 "$bin" bench gemm --dtype fp8 --tile wgmma --op "$op" --experts "$e" --m "$m" --reps 5 --warmup-ms 300 \
   "$@" > "$t.out" 2>&1
 rc=$?
-grep -E "^(TRACE|TILE) " "$t.out" > "$t.txt"
+grep -E "^(TRACE|TILE|PROD) " "$t.out" > "$t.txt"
 echo "== $tag $op $e x $m ($(grep -c '^TRACE ' "$t.txt") trace lines); the build's own lines:"
 grep -hE "^  (gate_up|down) |DeepGEMM 128x192 s4" "$t.out"
 python3 "$root/scripts/analysis/wgmma_trace.py" "$t.txt" "$kpt"

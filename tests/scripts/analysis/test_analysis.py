@@ -93,6 +93,17 @@ class WgmmaTraceTest(unittest.TestCase):
         self.assertEqual(t[1]["store"], [])
         self.assertEqual(len(wgmma_trace.parse(lines)[0]), 1)  # TILE lines are not K blocks
 
+    def test_producer_phases(self):
+        lines = ["TILE wg 0 tile 0 100 3000 3050 3060\n",
+                 "PROD tile 0 10 1010 1100 20 1500 2000\n",
+                 "PROD tile 1 %d 950 1000 5 6 7\n" % ((1 << 32) - 50)]
+        p = wgmma_trace.prod_phases(wgmma_trace.parse_prod(lines), wgmma_trace.parse_tiles(lines))
+        self.assertEqual(p["copier_unit"], [1000, 1000])  # the second across the clock's wrap
+        self.assertEqual(p["copier_issue"], [90, 50])
+        self.assertEqual(p["scaler_unit"], [1480, 1])
+        self.assertEqual(p["scaler_issue"], [500, 1])
+        self.assertEqual(p["to_consumer"], [1900])  # tile 1 has no consumer line
+
     def test_command_line(self):
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             f.writelines(synthetic_trace(4, 3, 100, 300))
