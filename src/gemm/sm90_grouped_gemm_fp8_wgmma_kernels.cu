@@ -196,17 +196,19 @@ SYMMOE_DEVICE void issue_block_rs(float (&d)[Shape::kBatchN / 2], const uint32_t
 }
 
 // acc += part * scale over kJ 8-column groups: rows lo / hi take (lo0, hi0) below group kSplit
-// and (lo1, hi1) from it on (the weight-scale block boundary).
-template <int kJ, int kSplit>
+// and (lo1, hi1) from it on (the weight-scale block boundary). kFirst: acc = part * scale (a
+// tile's first K block: no zeroing, no addition).
+template <int kJ, int kSplit, bool kFirst = false>
 SYMMOE_DEVICE void promote(float (&acc)[4 * kJ], const float (&part)[4 * kJ], float lo0, float hi0, float lo1,
                            float hi1) {
+  auto add = [](float a, float p, float s) { return kFirst ? p * s : a + p * s; };
 #pragma unroll
   for (int j = 0; j < kJ; ++j) {
     const float lo = j < kSplit ? lo0 : lo1, hi = j < kSplit ? hi0 : hi1;
-    acc[4 * j + 0] += part[4 * j + 0] * lo;
-    acc[4 * j + 1] += part[4 * j + 1] * lo;
-    acc[4 * j + 2] += part[4 * j + 2] * hi;
-    acc[4 * j + 3] += part[4 * j + 3] * hi;
+    acc[4 * j + 0] = add(acc[4 * j + 0], part[4 * j + 0], lo);
+    acc[4 * j + 1] = add(acc[4 * j + 1], part[4 * j + 1], lo);
+    acc[4 * j + 2] = add(acc[4 * j + 2], part[4 * j + 2], hi);
+    acc[4 * j + 3] = add(acc[4 * j + 3], part[4 * j + 3], hi);
   }
 }
 
@@ -438,20 +440,6 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // (timing-only probes, bench/RESULTS.md "Six timing-only probes"): the stage ring (stages
 // released before their math: 1.000x), the activation-scale copies (none at all: 0.998x), a
 // staggered start of the two warpgroups per tile (0.990-1.005x), the probe as test_wait (1.007x).
-// acc = part * scale (a tile's first K block: no zeroing, no addition), split as promote's.
-template <int kJ, int kSplit>
-SYMMOE_DEVICE void promote_first(float (&acc)[4 * kJ], const float (&part)[4 * kJ], float lo0, float hi0, float lo1,
-                                 float hi1) {
-#pragma unroll
-  for (int j = 0; j < kJ; ++j) {
-    const float lo = j < kSplit ? lo0 : lo1, hi = j < kSplit ? hi0 : hi1;
-    acc[4 * j + 0] = part[4 * j + 0] * lo;
-    acc[4 * j + 1] = part[4 * j + 1] * lo;
-    acc[4 * j + 2] = part[4 * j + 2] * hi;
-    acc[4 * j + 3] = part[4 * j + 3] * hi;
-  }
-}
-
 // A tile's K blocks (NOTE [unrolled fp8 mainloop]). K block 0's wgmmas (stage 0) were issued by
 // the caller (NOTE [epilogue under the next tile's first K block]); this waits for them,
 // promotes them into acc (overwritten) and runs K blocks 1 .. kblocks - 1.
@@ -469,7 +457,7 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
     wgmma::fence_operands(part);
     if (lane == 0) release_stage<Shape>(&sm.empty[0]);
     probed = tma::mbarrier_probe(&sm.full[1 % kStages], (bits >> (1 % kStages)) & 1u);
-    promote_first<kJ, kSplit>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
+    promote<kJ, kSplit, true>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
   }
   // One round: kStages K blocks from kb0 on, stages kFirst .. kStages - 1 of it (kFirst 1 in the
   // tile's first round: K block 0 is done above); tail (std::true_type): the tile's last, partial
