@@ -23,14 +23,18 @@
 #   t=SYMMOE_GEMM_WGMMA_TILE_N=128 w=SYMMOE_GEMM_WGMMA_OVERLAP
 #   CAND="stagenv o128" TRACES=stagroundstrace AB_SETTINGS="base"$'\n'"s400 $b"$'\n'"w128 $t"$'\n'\
 #     "o2 $o $t $w=2"$'\n'"o4 $o $t $w=4" scripts/device/gemm_stagger_session.sh
-# The tile-start candidate (gemm_wgmma_next_unit_late.patch, NOTE [next unit after the first
-# copies]) with the unserialized K-block trace of HEAD (trace2) and of the candidate (nxttrace):
-#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_next_unit_late.patch:nxt
-#   scripts/build-probes.sh bench/results/gemm_wgmma_kblock_trace_unserialized.patch:trace2 \
+# The tile-start candidates: nxt (gemm_wgmma_next_unit_late.patch, NOTE [next unit after the
+# first copies]) and nxtpf (gemm_wgmma_next_unit_late_l2.patch: nxt, and the next tile's K block 0
+# asked into L2 as a tile's last round is issued), with the unserialized K-block trace of HEAD
+# (trace2) and of nxt (nxttrace); nxtpf's GPU tests cover nxt's change too (the carried
+# binaries must stay under 64 MiB: leave test_gemm_gpu_nxt behind):
+#   scripts/build-probes.sh bench/results/gemm_wgmma_next_unit_late.patch:nxt \
+#     bench/results/gemm_wgmma_kblock_trace_unserialized.patch:trace2 \
 #     bench/results/gemm_wgmma_next_unit_late_trace.patch:nxttrace
+#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_next_unit_late_l2.patch:nxtpf
 #   n=SYMMOE_AB_BIN=../ab/symmoe_nxt
-#   CAND=nxt TRACES="trace2 nxttrace" AB_SETTINGS="base"$'\n'"nxt $n"$'\n'"nxt_tma $n SYMMOE_GEMM_WGMMA_SCALES=tma" \
-#     PARTS="tests trace ab" scripts/device/gemm_stagger_session.sh
+#   CAND=nxtpf TRACES="trace2 nxttrace" AB_SETTINGS="base"$'\n'"nxt $n"$'\n'"nxtpf SYMMOE_AB_BIN=../ab/symmoe_nxtpf"$'\n'\
+#     "nxt_tma $n SYMMOE_GEMM_WGMMA_SCALES=tma" PARTS="tests trace ab" scripts/device/gemm_stagger_session.sh
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
