@@ -525,12 +525,8 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
   int e_hint = 0;
   ConsumerTile prev{};
   for (;;) {
-    if (ok) ok = tma::mbarrier_wait(&sm.full[0], bits & 1u, ctx, "gemm_stage_full", 0);
-    const bool go = me.wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok);
-    if (!go) break;
-    const int u = sm.units[0];  // the same in every thread: the slot is rewritten only after they release it
-    if (u < 0) break;
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, me.r_in_tile);
+    ConsumerTile tile;
+    if (!next_consumer_tile<Shape>(src, sm, n_blocks, me, StageAt{0, bits & 1u}, rank, e_hint, ok, ctx, tile)) break;
     issue_block<Shape, false>(part, base, 0);
     if (held) store_tile<Shape>(acc, prev, me.wg, ok, map_out, sm.out, src);
     // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.

@@ -206,6 +206,24 @@ struct StageAt {
   uint32_t parity;
 };
 
+// The start of a consumer's next tile: waits for its first stage `at` (while `ok`), agrees on
+// the outcome across the warpgroup (kBoth: both warpgroups, which take turns through named
+// barriers) and reads the unit published there. False at the stop or after a failed wait in any
+// thread of the agreeing warpgroup(s); otherwise `tile` is the unit's tile.
+template <class Shape, bool kBoth = false>
+SYMMOE_DEVICE bool next_consumer_tile(const GroupSource& src, const Smem<Shape>& sm, int n_blocks,
+                                      const ConsumerThread& me, StageAt at, int rank, int& e_hint, bool& ok,
+                                      const device::WaitContext& ctx, ConsumerTile& tile) {
+  if (ok) ok = tma::mbarrier_wait(&sm.full[at.s], at.parity, ctx, "gemm_stage_full", at.s);
+  const bool go = kBoth ? tma::named_sync_and<5>(256, ok)
+                        : (me.wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok));
+  if (!go) return false;
+  const int u = sm.units[at.s];  // the same in every thread: the slot is rewritten only after they release it
+  if (u < 0) return false;
+  tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, me.r_in_tile);
+  return true;
+}
+
 // The consumer warpgroups' walk over this CTA's tiles (NOTE [wgmma tile schedule]): per tile,
 // the unit published at its first stage (first_stage(): the consumer's ring position, a
 // StageAt), mainloop(tile) accumulates the tile into acc, and store_tile stores it. A failed
@@ -220,14 +238,8 @@ SYMMOE_DEVICE void for_each_consumer_tile(const GroupSource& src, const Smem<Sha
   const int rank = UnitWalk<Shape>().rank;
   int e_hint = 0;
   for (;;) {
-    const StageAt at = first_stage();
-    if (ok) ok = tma::mbarrier_wait(&sm.full[at.s], at.parity, ctx, "gemm_stage_full", at.s);
-    const bool go = kBoth ? tma::named_sync_and<5>(256, ok)
-                          : (me.wg == 0 ? tma::named_sync_and<3>(128, ok) : tma::named_sync_and<4>(128, ok));
-    if (!go) break;
-    const int u = sm.units[at.s];  // the same in every thread: the slot is rewritten only after they release it
-    if (u < 0) break;
-    const ConsumerTile tile = enter_tile<Shape>(src, sm, n_blocks, u, rank, e_hint, me.r_in_tile);
+    ConsumerTile tile;
+    if (!next_consumer_tile<Shape, kBoth>(src, sm, n_blocks, me, first_stage(), rank, e_hint, ok, ctx, tile)) break;
     mainloop(tile);
     store_tile<Shape>(acc, tile, me.wg, ok, map_out, sm.out, src);
   }
