@@ -47,6 +47,11 @@ def parse(lines):
     return {wg: [tuple(t - base for t in x) for x in r] for wg, r in rows.items()}
 
 
+def elapsed(a, b):
+    """Cycles from clock a to clock b, across one wrap of the 32-bit clock."""
+    return (b - a) % CLOCK_WRAP
+
+
 def parse_tiles(lines):
     """{warpgroup: [(t_fetch, t_fetched, t_issue0, t_stored)] in tile order} from TILE lines."""
     rows = {0: [], 1: []}
@@ -61,11 +66,9 @@ def tile_phases(tiles):
     """Per warpgroup, cycle counts per tile start (differences modulo the 32-bit clock): the
     first-stage wait with the warpgroup's agreement, agreement -> K block 0 issue, and issue ->
     previous tile's store done (from the second tile on: the first has no store)."""
-    def d(a, b):
-        return (b - a) % CLOCK_WRAP
-    return {wg: {"stage_wait": [d(f, g) for f, g, _, _ in r],
-                 "to_issue": [d(g, i) for _, g, i, _ in r],
-                 "store": [d(i, t) for _, _, i, t in r[1:]]}
+    return {wg: {"stage_wait": [elapsed(f, g) for f, g, _, _ in r],
+                 "to_issue": [elapsed(g, i) for _, g, i, _ in r],
+                 "store": [elapsed(i, t) for _, _, i, t in r[1:]]}
             for wg, r in tiles.items() if r}
 
 
@@ -83,12 +86,10 @@ def prod_phases(prod, tiles):
     """Cycle counts per tile (modulo the 32-bit clock): the copier's and the scale warp's
     stage-free -> unit known -> K block 0 issued, and copier issued -> consumer warpgroup 0 past
     the tile's first-stage wait (TILE lines of warpgroup 0, matched by tile index)."""
-    def d(a, b):
-        return (b - a) % CLOCK_WRAP
     wg0 = tiles.get(0, [])
-    return {"copier_unit": [d(r[0], r[1]) for r in prod], "copier_issue": [d(r[1], r[2]) for r in prod],
-            "scaler_unit": [d(r[3], r[4]) for r in prod], "scaler_issue": [d(r[4], r[5]) for r in prod],
-            "to_consumer": [d(r[2], t[1]) for r, t in zip(prod, wg0)]}
+    return {"copier_unit": [elapsed(r[0], r[1]) for r in prod], "copier_issue": [elapsed(r[1], r[2]) for r in prod],
+            "scaler_unit": [elapsed(r[3], r[4]) for r in prod], "scaler_issue": [elapsed(r[4], r[5]) for r in prod],
+            "to_consumer": [elapsed(r[2], t[1]) for r, t in zip(prod, wg0)]}
 
 
 def quantiles(v):
