@@ -35,6 +35,11 @@
 #   n=SYMMOE_AB_BIN=../ab/symmoe_nxt
 #   CAND=nxtpf TRACES="trace2 nxttrace" AB_SETTINGS="base"$'\n'"nxt $n"$'\n'"nxtpf SYMMOE_AB_BIN=../ab/symmoe_nxtpf"$'\n'\
 #     "nxt_tma $n SYMMOE_GEMM_WGMMA_SCALES=tma" PARTS="tests trace ab" scripts/device/gemm_stagger_session.sh
+# NOTE [tiles located ahead], as measured against 9bb29c6 (ahead2, its trace ahead2trace):
+#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_tiles_ahead.patch:ahead2
+#   scripts/build-probes.sh bench/results/gemm_wgmma_tiles_ahead_trace.patch:ahead2trace
+#   CAND=ahead2 TRACES="trace2 ahead2trace" AB_ROUNDS=3 \
+#     AB_SETTINGS="base"$'\n'"ahead2 SYMMOE_AB_BIN=../ab/symmoe_ahead2" scripts/device/gemm_stagger_session.sh
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES

@@ -84,10 +84,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       // the expect-tx arrival (+ the scale warp's lanes: NOTE [wgmma stage scales])
       device::bulk::mbarrier_init(&sm.full[s], 1 + (Shape::kScaled && !p.scale_maps ? 32 : 0));
       device::bulk::mbarrier_init(&sm.empty[s], Shape::kWriters * kConsumerWarps);
-      // NOTE [wgmma tile schedule]: the unit tags start at 0 (no tile); shared memory keeps the
-      // previous kernel's values, whose tags could match a tile of this launch.
-      sm.units[kStages + s] = 0;
     }
+    // NOTE [tiles located ahead]: the tags start at 0 (no tile); shared memory keeps the
+    // previous kernel's values, whose tags could match a tile of this launch.
+    for (int i = 0; i < Shape::kAheadSlots; ++i) *sm.ahead_slot(i) = 0;
     device::bulk::fence_mbarrier_init();
   }
   __syncthreads();

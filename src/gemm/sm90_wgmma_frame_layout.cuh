@@ -75,13 +75,20 @@ struct TileShape {
   // NOTE [unrolled stage ring]: false here; a consumer that unrolls its K loop over the stages
   // sets it in its shape, and the producer then starts every tile at stage 0.
   static constexpr bool kUnrolled = false;
+  // NOTE [tiles located ahead]: the tiles the copier has located, kAheadSlots deep (kStages + 1
+  // at least; a power of two, so a slot's offset is a mask the copier recomputes, not a
+  // register it keeps across the tile).
+  static constexpr int kAheadSlots = 8;
+  // ints of the unit words: [kStages stage units][unit count, dynamic]
+  // [kAheadSlots x (tag, unit, expert, row block, column block)], rounded to 8 bytes (the rows follow)
+  static constexpr int kUnitInts = (kStages + 2 + 5 * kAheadSlots + 1) / 2 * 2;
   // [kStages x A][kStages x B][out tile][kStages x scales][kStages full bars][kStages empty bars]
-  // [unit ring: kStages units, kStages tags][unit count, next unit (copier), dynamic, next unit (scaler)][expert rows: E x (row0, count)]
-  // [tile prefix: E + 1 ints]
+  // [unit words][expert rows: E x (row0, count)][tile prefix: E + 1 ints]
   static constexpr int kFixedBytes =
-      kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 3 * 8 * kStages + 16;
+      kStages * (kABytes + kBBytes + 4 * kScaleFloats) + kOutBytes + 2 * 8 * kStages + 4 * kUnitInts;
   static constexpr int smem_bytes(int groups) { return 1024 + kFixedBytes + 8 * groups + 4 * (groups + 1); }
   static constexpr int max_groups() { return (kMaxSmem - 1024 - kFixedBytes - 4) / 12; }
+  static_assert(kAheadSlots >= kStages + 1 && (kAheadSlots & (kAheadSlots - 1)) == 0, "NOTE [tiles located ahead]");
   static_assert(kBN == 256 || kBN == 192 || kBN == 128, "128 x 256, 128 x 192 or 128 x 128 tiles");
   static_assert(kBN % kBatchN == 0, "whole column batches");
   static_assert(kStageCols == kBN || kStageCols == 64, "the whole tile or 64 columns staged at once");
@@ -101,13 +108,11 @@ struct TileShape {
 // next tile's first stage (an arrival without bytes), and the consumers leave. Each consumer
 // warpgroup decides to go on as a whole (an and-vote over its first-stage wait: wgmma and the
 // epilogue's named barriers stay warpgroup-uniform; both warpgroups together with ordered issue).
-//  - kStatic: units blockIdx.x, + gridDim.x, ... (per cluster with kCtas > 1); the
-//    copier (thread 0, the tensor copies) and the scaler (warp 1, the scales' cp.async) each
-//    walk the units;
+//  - kStatic: units blockIdx.x, + gridDim.x, ... (per cluster with kCtas > 1);
 //  - kDynamic (clusters of one): units blockIdx.x first, then gridDim.x + the next value of a
-//    device-wide counter (LaunchSlots::schedule {next, done}), taken by the copier as a tile
-//    starts and read as it ends, so the round trip runs under the tile's copies; the scaler
-//    learns each unit from the copier (publish_unit / await_unit). The tiles in flight then stay
+//    device-wide counter (LaunchSlots::schedule {next, done}), drawn by the copier once a
+//    tile's first copies are issued and used a K block later, so the round trip runs under the
+//    tile's copies. The tiles in flight then stay
 //    a window of about one wave in tile order however unevenly the SMs run (the static stride
 //    lets them drift apart). The kernel is launched without programmatic overlap, so a launch
 //    touches the counter only after the previous one on the stream completed; each copier
@@ -126,6 +131,9 @@ struct TileShape {
 //    (gemm_wgmma_c2_ab_h200.log) auto ran 1.02x of static at gate/up 32 x 4096, level elsewhere.
 //    kDynamic in 1-D clusters (rank 0 publishing each unit into its peers' slots) was built and
 //    measured there: 0.95x of this default (bench/RESULTS.md), reverted.
+// Either way the copier (thread 0, the tensor copies) walks the units and locates each tile a
+// tile ahead; the scaler (warp 1, the scales' cp.async) learns the tiles from it (NOTE [tiles
+// located ahead]).
 enum class WgmmaSchedule : int { kStatic = 0, kDynamic = 1, kAuto = 2 };
 constexpr int kWgmmaDynamicMinUnits = 64;
 
@@ -214,20 +222,17 @@ struct Smem {
     full = reinterpret_cast<uint64_t*>(scales + Shape::kStages * Shape::kScaleFloats);
     empty = full + Shape::kStages;
     units = reinterpret_cast<int*>(empty + Shape::kStages);
-    rows = reinterpret_cast<int2*>(units + 2 * Shape::kStages + 4);
+    rows = reinterpret_cast<int2*>(units + Shape::kUnitInts);
     tile_start = reinterpret_cast<int*>(rows + groups);
   }
   // The CTA's work units (tile_start[groups]) at a fixed offset: read in the producer's loop
   // without a register for its address (kProducerRegs).
-  SYMMOE_DEVICE int& unit_count() const { return units[2 * Shape::kStages]; }
-  // The producer thread's next unit (the copier's: warp 0, the scaler's: warp 1), noted as a tile
-  // starts and taken as it ends: in shared memory, and the slot found from tid.x at each use,
-  // as a register live across the tile spills at kProducerRegs.
-  SYMMOE_DEVICE int& next_unit() const {
-    return units[2 * Shape::kStages + 1 + static_cast<int>((device::ptx::tid_x() >> 4) & 2)];
-  }
+  SYMMOE_DEVICE int& unit_count() const { return units[Shape::kStages]; }
   // The schedule this launch runs, resolved once at set-up (1: kDynamic), read where needed.
-  SYMMOE_DEVICE int& dynamic() const { return units[2 * Shape::kStages + 2]; }
+  SYMMOE_DEVICE int& dynamic() const { return units[Shape::kStages + 1]; }
+  // NOTE [tiles located ahead]: tile j's slot: its tag (j + 1 once published), then its unit,
+  // expert, row block and column block (one offset for all: a second spills, kProducerRegs).
+  SYMMOE_DEVICE int* ahead_slot(int j) const { return units + Shape::kStages + 2 + 5 * (j & (Shape::kAheadSlots - 1)); }
   SYMMOE_DEVICE GroupRows expert_rows(int e) const {
     const int2 v = rows[e];
     return GroupRows{v.x, v.y};
