@@ -112,9 +112,8 @@ struct TileShape {
 //  - kDynamic (clusters of one): units blockIdx.x first, then gridDim.x + the next value of a
 //    device-wide counter (LaunchSlots::schedule {next, done}), drawn by the copier once a
 //    tile's first copies are issued and used a K block later, so the round trip runs under the
-//    tile's copies. The tiles in flight then stay
-//    a window of about one wave in tile order however unevenly the SMs run (the static stride
-//    lets them drift apart). The kernel is launched without programmatic overlap, so a launch
+//    tile's copies. The tiles in flight then stay a window of about one wave in tile order
+//    however unevenly the SMs run (the static stride lets them drift apart). The kernel is launched without programmatic overlap, so a launch
 //    touches the counter only after the previous one on the stream completed; each copier
 //    counts its CTA out in `done` when it leaves (also after a failed wait), and the last resets
 //    both words.
