@@ -40,6 +40,12 @@
 #   scripts/build-probes.sh bench/results/gemm_wgmma_tiles_ahead_trace.patch:ahead2trace
 #   CAND=ahead2 TRACES="trace2 ahead2trace" AB_ROUNDS=3 \
 #     AB_SETTINGS="base"$'\n'"ahead2 SYMMOE_AB_BIN=../ab/symmoe_ahead2" scripts/device/gemm_stagger_session.sh
+# Five 128 x 192 stages (gemm_wgmma_192_s5.patch, NOTE [five 128 x 192 stages]; built, not run
+# yet; its GPU tests add wgmma variants 29-31):
+#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_192_s5.patch:s5
+#   s=SYMMOE_GEMM_WGMMA_STAGES=5 t=SYMMOE_GEMM_WGMMA_TILE_N=192
+#   CAND=s5 AB_ROUNDS=3 AB_SETTINGS="base"$'\n'"s5 SYMMOE_AB_BIN=../ab/symmoe_s5 $s $t" PARTS="tests ab" \
+#     scripts/device/gemm_stagger_session.sh
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
