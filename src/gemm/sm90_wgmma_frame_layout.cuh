@@ -113,8 +113,9 @@ struct TileShape {
 //    device-wide counter (LaunchSlots::schedule {next, done}), drawn by the copier once a
 //    tile's first copies are issued and used a K block later, so the round trip runs under the
 //    tile's copies. The tiles in flight then stay a window of about one wave in tile order
-//    however unevenly the SMs run (the static stride lets them drift apart). The kernel is launched without programmatic overlap, so a launch
-//    touches the counter only after the previous one on the stream completed; each copier
+//    however unevenly the SMs run (the static stride lets them drift apart). The kernel is
+//    launched without programmatic overlap, so a launch touches the counter only after the
+//    previous one on the stream completed; each copier
 //    counts its CTA out in `done` when it leaves (also after a failed wait), and the last resets
 //    both words.
 //  - kAuto (default): kDynamic where a CTA has kWgmmaDynamicMinUnits units or more on average

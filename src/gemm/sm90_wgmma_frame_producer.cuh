@@ -71,6 +71,14 @@ SYMMOE_DEVICE bool await_ahead(const Smem<Shape>& sm, int j, AheadTile& t, const
   return ok;
 }
 
+// A producer role's bounded wait for the stage at its ring position to be free (the consumers'
+// release of its previous use).
+template <class Shape>
+SYMMOE_DEVICE bool wait_stage_free(const Smem<Shape>& sm, const StageCursor<Shape>& ring,
+                                   const device::WaitContext& ctx) {
+  return tma::mbarrier_wait(&sm.empty[ring.s], ring.parity() ^ 1, ctx, "gemm_stage_free", ring.s);
+}
+
 // The copier (thread 0 of the producer warpgroup): walks the units (kDynamic: from the
 // counter), locates each tile a tile ahead (NOTE [tiles located ahead]), publishes each unit to
 // the consumers (NOTE [wgmma tile schedule]) and issues the tensor copies, the scales' too with
@@ -94,7 +102,7 @@ SYMMOE_DEVICE void copy_operands(const CUtensorMap& map_act, const CUtensorMap& 
     ring.start_tile();
     if (t.u < 0) {  // the stop: published at the next tile's first stage, an arrival without bytes
       const int s0 = ring.s;
-      if (tma::mbarrier_wait(&sm.empty[s0], ring.parity() ^ 1, ctx, "gemm_stage_free", s0)) {
+      if (wait_stage_free(sm, ring, ctx)) {
         sm.units[s0] = -1;
         tma::mbarrier_arrive(&sm.full[s0]);
       }
@@ -111,7 +119,7 @@ SYMMOE_DEVICE void copy_operands(const CUtensorMap& map_act, const CUtensorMap& 
     bool failed = false;
     for (int kb = 0; kb < kblocks; ++kb) {
       const int s = ring.s;
-      if (!tma::mbarrier_wait(&sm.empty[s], ring.parity() ^ 1, ctx, "gemm_stage_free", s)) {
+      if (!wait_stage_free(sm, ring, ctx)) {
         failed = true;
         break;
       }
@@ -180,7 +188,7 @@ SYMMOE_DEVICE void copy_scales(const GroupSource& src, const Smem<Shape>& sm, co
     ring.start_tile();
     if (t.u < 0) {  // the stop: this warp's arrivals of a K block, no bytes
       const int s0 = ring.s;
-      if (tma::mbarrier_wait(&sm.empty[s0], ring.parity() ^ 1, ctx, "gemm_stage_free", s0)) {
+      if (wait_stage_free(sm, ring, ctx)) {
         tma::cp_async_arrive_noinc(&sm.full[s0]);
       }
       break;
@@ -191,7 +199,7 @@ SYMMOE_DEVICE void copy_scales(const GroupSource& src, const Smem<Shape>& sm, co
     bool failed = false;
     for (int kb = 0; kb < kblocks; ++kb) {
       const int s = ring.s;
-      if (!tma::mbarrier_wait(&sm.empty[s], ring.parity() ^ 1, ctx, "gemm_stage_free", s)) {
+      if (!wait_stage_free(sm, ring, ctx)) {
         failed = true;
         break;
       }
