@@ -46,6 +46,9 @@
 #   s=SYMMOE_GEMM_WGMMA_STAGES=5 t=SYMMOE_GEMM_WGMMA_TILE_N=192
 #   CAND=s5 AB_ROUNDS=3 AB_SETTINGS="base"$'\n'"s5 SYMMOE_AB_BIN=../ab/symmoe_s5 $s $t" PARTS="tests ab" \
 #     scripts/device/gemm_stagger_session.sh
+#   With its trace (gemm_wgmma_192_s5_trace.patch: the unserialized K-block trace on s5) beside
+#   HEAD's (gemm_wgmma_kblock_trace_unserialized.patch:trace2):
+#   TRACES="trace2 s5trace" TRACE_ENV_s5trace="$s $t" PARTS="tests trace ab" ... (the same CAND, AB_*)
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
@@ -97,8 +100,10 @@ part_trace() {
       [ -x "../ab/symmoe_$b" ] || continue
       extra=--no-baseline
       [ "$b" = dgtrace ] && extra="--baselines deepgemm"
+      # TRACE_ENV_<build>: settings that build's run takes (e.g. a probe's selecting variable)
+      benv=TRACE_ENV_$b
       # shellcheck disable=SC2086
-      "$root/scripts/device/gemm_trace_one.sh" "../ab/symmoe_$b" "$b" "$op" "$e" "$m" "$kpt" "$work" $extra >> "$L" ||
+      env ${!benv:-} "$root/scripts/device/gemm_trace_one.sh" "../ab/symmoe_$b" "$b" "$op" "$e" "$m" "$kpt" "$work" $extra >> "$L" ||
         status=1
     done
   done
