@@ -40,15 +40,18 @@
 #   scripts/build-probes.sh bench/results/gemm_wgmma_tiles_ahead_trace.patch:ahead2trace
 #   CAND=ahead2 TRACES="trace2 ahead2trace" AB_ROUNDS=3 \
 #     AB_SETTINGS="base"$'\n'"ahead2 SYMMOE_AB_BIN=../ab/symmoe_ahead2" scripts/device/gemm_stagger_session.sh
-# Five 128 x 192 stages (gemm_wgmma_192_s5.patch, NOTE [five 128 x 192 stages]; built, not run
-# yet; its GPU tests add wgmma variants 29-31):
-#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_192_s5.patch:s5
-#   s=SYMMOE_GEMM_WGMMA_STAGES=5 t=SYMMOE_GEMM_WGMMA_TILE_N=192
-#   CAND=s5 AB_ROUNDS=3 AB_SETTINGS="base"$'\n'"s5 SYMMOE_AB_BIN=../ab/symmoe_s5 $s $t" PARTS="tests ab" \
-#     scripts/device/gemm_stagger_session.sh
-#   With its trace (gemm_wgmma_192_s5_trace.patch: the unserialized K-block trace on s5) beside
-#   HEAD's (gemm_wgmma_kblock_trace_unserialized.patch:trace2):
-#   TRACES="trace2 s5trace" TRACE_ENV_s5trace="$s $t" PARTS="tests trace ab" ... (the same CAND, AB_*)
+# Five 128 x 192 stages with the stage ring continued across tiles (gemm_wgmma_ring_s5.patch:
+# NOTE [five 128 x 192 stages] and the continuous NOTE [unrolled stage ring]; its GPU tests add
+# wgmma variants 29-31). The first s5 patch (gemm_wgmma_192_s5.patch, never run) restarted every
+# tile at stage 0: with 56 or 16 K blocks over 5 stages each tile's first copies would have
+# waited for the previous tile's last K block. ring4 is the same binary at 4 stages:
+#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_ring_s5.patch:rs5
+#   scripts/build-probes.sh bench/results/gemm_wgmma_ring_s5_trace.patch:rs5trace \
+#     bench/results/gemm_wgmma_kblock_trace_unserialized.patch:trace2
+#   r=SYMMOE_AB_BIN=../ab/symmoe_rs5 s=SYMMOE_GEMM_WGMMA_STAGES=5 t=SYMMOE_GEMM_WGMMA_TILE_N=192
+#   CAND=rs5 AB_ROUNDS=2 AB_SETTINGS="base"$'\n'"ring4 $r"$'\n'"rs5 $r $s $t" TRACES="trace2 rs5trace" \
+#     TRACE_ENV_rs5trace="$s $t" PARTS="tests ab trace" scripts/device/gemm_stagger_session.sh
+#   (TRACE_ENV_<build>: the settings that traced build runs with.)
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
