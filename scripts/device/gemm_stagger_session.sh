@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The staggered-warpgroups candidates (NOTE [staggered consumer warpgroups] in their patches) in
 # one device call (about 7 minutes; PARTS selects, run in its order; AB_ROUNDS: rounds of the A/B,
-# 2). CAND names the candidates whose GPU tests run, one after the other into one log (default
+# 2; AB_REPS: replays per section, 30; AB_NOBASE=1: no baselines at all). CAND names the candidates whose GPU tests run, one after the other into one log (default
 # stagrounds); ABS the probes timed
 # against HEAD (default "stagtiles stagrounds"); TRACES the traced builds (default
 # "stagtilestrace stagroundstrace"; add trace and dgtrace where the carried tree has room).
@@ -52,6 +52,10 @@
 #   CAND=rs5 AB_ROUNDS=2 AB_SETTINGS="base"$'\n'"ring4 $r"$'\n'"rs5 $r $s $t" TRACES="trace2 rs5trace" \
 #     TRACE_ENV_rs5trace="$s $t" PARTS="tests ab trace" scripts/device/gemm_stagger_session.sh
 #   (TRACE_ENV_<build>: the settings that traced build runs with.)
+#   When little device time is left (a call of ~4 minutes): the unrolled shapes' wgmma variants
+#   only, no baselines, 10 replays per section:
+#   SYMMOE_TEST_WGMMA_VARIANTS=7,17,21,29,30,31 AB_NOBASE=1 AB_REPS=10 CAND=rs5 AB_ROUNDS=2 \
+#     AB_SETTINGS="base"$'\n'"rs5 $r $s $t" PARTS="tests ab" scripts/device/gemm_stagger_session.sh
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
@@ -118,7 +122,8 @@ part_ab() {
   for a in $abs; do settings="$settings
 $a SYMMOE_AB_BIN=../ab/symmoe_$a"; done
   [ -n "${AB_SETTINGS:-}" ] && settings=$AB_SETTINGS
-  NAME=gemm_wgmma_stagger_ab SETTINGS=$settings MS=1024,4096 ROUNDS=${AB_ROUNDS:-2} REPS=30 POWER=1 \
+  NAME=gemm_wgmma_stagger_ab SETTINGS=$settings MS=1024,4096 ROUNDS=${AB_ROUNDS:-2} REPS=${AB_REPS:-30} POWER=1 \
+    NOBASE=${AB_NOBASE:-0} \
     timeout 360 "$root/scripts/device/gemm_wgmma_env_ab.sh" > /dev/null || status=1
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_wgmma_stagger_ab.log" | tail -12
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_wgmma_stagger_ab.log" --per-ghz | tail -1

@@ -12,7 +12,8 @@
 # EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_env_ab), DG_EACH=1 (DeepGEMM in
 # every run, not only the first: its spread between processes in the same log), REPS (graph
 # replays per section, default 5), POWER=1 (`--power`: the clock of each section, for
-# `ab_ratio.py --per-ghz`; give REPS 30 or more so that sections last long enough to sample).
+# `ab_ratio.py --per-ghz`; give REPS 30 or more so that sections last long enough to sample),
+# NOBASE=1 (no baselines in the first run either: the shortest call, ratios only).
 # Output: $OUT/$NAME.log, $OUT/${NAME}_json.tgz (JSON per run).
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -22,7 +23,7 @@ w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
 {
   echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
-  base=
+  base=$([ "${NOBASE:-0}" = 1 ] && echo --no-baseline)
   for round in $(seq "${ROUNDS:-2}"); do
     while read -r tag envs; do
       [ -z "$tag" ] && continue
