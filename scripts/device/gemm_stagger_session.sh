@@ -44,14 +44,16 @@
 # NOTE [five 128 x 192 stages] and the continuous NOTE [unrolled stage ring]; its GPU tests add
 # wgmma variants 29-31). The first s5 patch (gemm_wgmma_192_s5.patch, never run) restarted every
 # tile at stage 0: with 56 or 16 K blocks over 5 stages each tile's first copies would have
-# waited for the previous tile's last K block. ring4 is the same binary at 4 stages:
+# waited for the previous tile's last K block. ring4 is the same binary at 4 stages (the
+# default shape, still starting every tile at stage 0, but compiled differently: 45 R2UR
+# against 125, 16976 instructions against 17096 — time it too):
 #   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_ring_s5.patch:rs5
-#   scripts/build-probes.sh bench/results/gemm_wgmma_ring_s5_trace.patch:rs5trace \
-#     bench/results/gemm_wgmma_kblock_trace_unserialized.patch:trace2
 #   r=SYMMOE_AB_BIN=../ab/symmoe_rs5 s=SYMMOE_GEMM_WGMMA_STAGES=5 t=SYMMOE_GEMM_WGMMA_TILE_N=192
-#   CAND=rs5 AB_ROUNDS=2 AB_SETTINGS="base"$'\n'"ring4 $r"$'\n'"rs5 $r $s $t" TRACES="trace2 rs5trace" \
-#     TRACE_ENV_rs5trace="$s $t" PARTS="tests ab trace" scripts/device/gemm_stagger_session.sh
-#   (TRACE_ENV_<build>: the settings that traced build runs with.)
+#   CAND=rs5 AB_ROUNDS=2 AB_SETTINGS="base"$'\n'"ring4 $r"$'\n'"rs5 $r $s $t" PARTS="tests ab" \
+#     scripts/device/gemm_stagger_session.sh
+#   A trace of it: rebase gemm_wgmma_kblock_trace_unserialized.patch (on HEAD) onto the probe
+#   and pass TRACES="trace2 rs5trace" TRACE_ENV_rs5trace="$s $t" (TRACE_ENV_<build>: the
+#   settings that traced build runs with).
 #   When little device time is left (a call of ~4 minutes): the unrolled shapes' wgmma variants
 #   only, no baselines, 10 replays per section:
 #   SYMMOE_TEST_WGMMA_VARIANTS=7,17,21,29,30,31 AB_NOBASE=1 AB_REPS=10 CAND=rs5 AB_ROUNDS=2 \
