@@ -51,9 +51,12 @@
 #   r=SYMMOE_AB_BIN=../ab/symmoe_rs5 s=SYMMOE_GEMM_WGMMA_STAGES=5 t=SYMMOE_GEMM_WGMMA_TILE_N=192
 #   CAND=rs5 AB_ROUNDS=2 AB_SETTINGS="base"$'\n'"ring4 $r"$'\n'"rs5 $r $s $t" PARTS="tests ab" \
 #     scripts/device/gemm_stagger_session.sh
-#   A trace of it: rebase gemm_wgmma_kblock_trace_unserialized.patch (on HEAD) onto the probe
-#   and pass TRACES="trace2 rs5trace" TRACE_ENV_rs5trace="$s $t" (TRACE_ENV_<build>: the
-#   settings that traced build runs with).
+#   Its trace beside HEAD's (built and SASS-checked: unserialized, 21-32 spill stores outside
+#   the K-block bodies, as the trace on HEAD):
+#   scripts/build-probes.sh bench/results/gemm_wgmma_ring_s5_trace.patch:rs5trace \
+#     bench/results/gemm_wgmma_kblock_trace_unserialized.patch:trace2
+#   and add TRACES="trace2 rs5trace" TRACE_ENV_rs5trace="$s $t" PARTS="tests ab trace"
+#   (TRACE_ENV_<build>: the settings that traced build runs with).
 #   When little device time is left (a call of ~4 minutes): the unrolled shapes' wgmma variants
 #   only, no baselines, 10 replays per section:
 #   SYMMOE_TEST_WGMMA_VARIANTS=7,17,21,29,30,31 AB_NOBASE=1 AB_REPS=10 CAND=rs5 AB_ROUNDS=2 \
