@@ -112,6 +112,9 @@ template <int kBN_, int kStages_, int kCluster_, bool kTmaStore_, int kOverlap_ 
 struct WgmmaShape
     : TileShape<kBN_, fp8_batch_n(kBN_, kOverlap_), kStages_, kCluster_, kTmaStore_, 1, true, 1, kStageCols_> {
   static constexpr bool kUnrolled = kUnrolled_;  // NOTE [unrolled fp8 mainloop]
+  // NOTE [unrolled stage ring]: every tile at stage 0 where a stage's scale column is its own
+  // (the default 128 x 192: 4 stages, 4 columns); the ring carried on across tiles otherwise.
+  static constexpr bool kTilesAtStage0 = kUnrolled_ && kStages_ % WgmmaShape::kScaleCols == 0;
   static constexpr int kOverlap = kOverlap_;
   static constexpr int kAFrags = kAFrags_;
   static constexpr bool kARegs = kAFrags != kAFragsNone;
@@ -420,8 +423,8 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 }
 
 // NOTE [unrolled fp8 mainloop]: single-batch tiles (128 x 192, 128 x 128) with the K loop
-// unrolled over the kStages stages (NOTE [unrolled stage ring]: every tile starts at stage 0):
-// stage j's descriptors are this warpgroup's stage-0 descriptors + j stage sizes (computed
+// unrolled over the kStages stages (NOTE [unrolled stage ring]: 128 x 192 tiles start at stage
+// 0, 128 x 128 ones where the ring has come to): stage j's descriptors are this warpgroup's stage-0 descriptors + j stage sizes (computed
 // once per kernel), its scales a fixed offset from this thread's (column j % 4 of NOTE [wgmma
 // stage scales] when kStages is a multiple of 4), and the weight-scale block boundary of a
 // 192-wide tile (column 64 or 128) a template parameter of the tile's K loop instead of a
@@ -440,38 +443,51 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // (timing-only probes, bench/RESULTS.md "Six timing-only probes"): the stage ring (stages
 // released before their math: 1.000x), the activation-scale copies (none at all: 0.998x), a
 // staggered start of the two warpgroups per tile (0.990-1.005x), the probe as test_wait (1.007x).
-// A tile's K blocks (NOTE [unrolled fp8 mainloop]). K block 0's wgmmas (stage 0) were issued by
-// the caller (NOTE [epilogue under the next tile's first K block]); this waits for them,
-// promotes them into acc (overwritten) and runs K blocks 1 .. kblocks - 1.
+// A tile's K blocks (NOTE [unrolled fp8 mainloop]). K block kb lies in stage (s0 + kb) % kStages
+// (NOTE [unrolled stage ring]); K block 0's wgmmas (stage s0) were issued by the caller (NOTE
+// [epilogue under the next tile's first K block]); this waits for them, promotes them into acc
+// (overwritten) and runs K blocks 1 .. kblocks - 1.
 template <class Shape, int kBoundary>
 SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
                                     const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
-                                    int kblocks, StageDesc base, int r_in_tile, int lane) {
+                                    int kblocks, int s0, StageDesc base, int r_in_tile, int lane) {
   constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
   constexpr int kSplit = scale_split<kJ, Shape::kBatchN, 0, kBoundary>();
   bool probed = false;  // stage j's full barrier seen complete (NOTE [probed stage wait])
   {
-    bits ^= 1u;
-    const BlockScales sc = stage_scales<Shape>(sm.scales, 0, 0, r_in_tile);
+    // K block 0's stage at compile-time offsets (a run-time stage spills at 232 registers); the
+    // wait outside the dispatch (inside it ptxas serializes every wgmma: C7518). The 128 x 192
+    // default (s0 = 0 at compile time) compiles this way to 45 R2UR instead of 125 (its scales
+    // loaded after the wait, the rounds' bounds as below) and ran 1.031-1.040x the previous form,
+    // every case 1.015x or more (H100, bench/RESULTS.md "The stage ring carried across tiles").
     wgmma::wait<0>();
     wgmma::fence_operands(part);
-    if (lane == 0) release_stage<Shape>(&sm.empty[0]);
-    probed = tma::mbarrier_probe(&sm.full[1 % kStages], (bits >> (1 % kStages)) & 1u);
-    promote<kJ, kSplit, true>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
+    for_each_batch<kStages>([&](auto stage) {
+      constexpr int j = decltype(stage)::value, kNext = (j + 1) % kStages;
+      if (j != s0) return;
+      bits ^= 1u << j;
+      const BlockScales sc = stage_scales<Shape>(sm.scales, j, 0, r_in_tile);
+      if (lane == 0) release_stage<Shape>(&sm.empty[j]);
+      probed = tma::mbarrier_probe(&sm.full[kNext], (bits >> kNext) & 1u);
+      promote<kJ, kSplit, true>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
+    });
   }
-  // One round: kStages K blocks from kb0 on, stages kFirst .. kStages - 1 of it (kFirst 1 in the
-  // tile's first round: K block 0 is done above); tail (std::true_type): the tile's last, partial
-  // round (the K blocks from kblocks on skipped, warp-uniform). Full rounds carry no such test.
-  auto round = [&](int kb0, auto tail, auto first) {
+  // One round: stage j holds K block kb0 + j; partial (std::true_type): the tile's first round
+  // (kb0 = -s0: the K blocks before 1 skipped) or its last (those from kblocks on skipped), tested
+  // at run time (warp-uniform); full rounds carry no such test. first: stages skipped at
+  // compile time (1 in the first round of a kTilesAtStage0 tile).
+  auto round = [&](int kb0, auto partial, auto first) {
     for_each_batch<kStages>([&](auto stage) {
       constexpr int j = decltype(stage)::value, kNext = (j + 1) % kStages;
       if constexpr (j < decltype(first)::value) return;
-      if constexpr (decltype(tail)::value) {
-        if (kb0 + j >= kblocks) return;
+      if constexpr (decltype(partial)::value) {
+        if (kb0 + j < 1 || kb0 + j >= kblocks) return;
       }
       tma::wait_unless_probed(probed, &sm.full[j], (bits >> j) & 1u, ok, ctx, "gemm_stage_full", j);
       bits ^= 1u << j;
-      const int col = kStages % kCols == 0 ? j % kCols : (kb0 + j) % kCols;
+      // K block kb's scales sit in column kb % kCols (kCols a power of two; kb0 may be negative;
+      // j % kCols where tiles start at stage 0 and kStages is a multiple of kCols).
+      const int col = Shape::kTilesAtStage0 ? j % kCols : (kb0 + j) & (kCols - 1);
       const BlockScales sc = stage_scales<Shape>(sm.scales, j, col, r_in_tile);
       const StageDesc sd{base.a_lo + static_cast<uint32_t>(j * Shape::kABytes / 16),
                          base.b_lo + static_cast<uint32_t>(j * Shape::kBBytes / 16)};
@@ -485,17 +501,14 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       promote<kJ, kSplit>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
     });
   };
-  using From0 = std::integral_constant<int, 0>;
-  using From1 = std::integral_constant<int, 1>;
-  if (kblocks >= kStages) {
-    round(0, std::false_type{}, From1{});
+  int kb0 = -s0;
+  if (Shape::kTilesAtStage0 && kblocks >= kStages) {
+    round(0, std::false_type{}, std::integral_constant<int, 1>{});  // K block 0 done above
   } else {
-    round(0, std::true_type{}, From1{});
+    round(kb0, std::true_type{}, std::integral_constant<int, 0>{});
   }
-  const int full = kblocks - kblocks % kStages;
-  int kb0 = kStages;
-  for (; kb0 < full; kb0 += kStages) round(kb0, std::false_type{}, From0{});
-  if (kb0 < kblocks) round(kb0, std::true_type{}, From0{});
+  for (kb0 += kStages; kb0 + kStages <= kblocks; kb0 += kStages) round(kb0, std::false_type{}, std::integral_constant<int, 0>{});
+  if (kb0 < kblocks) round(kb0, std::true_type{}, std::integral_constant<int, 0>{});
 }
 
 // NOTE [epilogue under the next tile's first K block]: the unrolled mainloop's wgmmas write the
@@ -504,8 +517,9 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
 // (staging, barriers, tensor copies) runs while that batch is in the tensor pipe, and the
 // batch's promotion overwrites acc after it. The batch is issued and waited for in the same
 // iteration of the tile loop (nothing in flight at its back edge: NOTE [overlapped promotion]).
-// Per tile: wait for stage 0 (the unit published there: NOTE [wgmma tile schedule]), agree on
-// it across the warpgroup, issue K block 0, store the previous tile, run the K loop; the last
+// Per tile: wait for its first stage s0 (the unit published there: NOTE [wgmma tile schedule];
+// s0 moves on by kblocks per tile, NOTE [unrolled stage ring]), agree on it across the
+// warpgroup, issue K block 0, store the previous tile, run the K loop; the last
 // tile is stored after the loop. A failed wait in any thread of the warpgroup ends the walk, and
 // the tile still held is stored only if no wait failed (store_tile). Why: without its stores the
 // kernel ran 1.054x (down 1.07-1.11x), and the tile boundaries were ~700 cycles longer than
@@ -525,15 +539,27 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
   int e_hint = 0;
   ConsumerTile prev{};
   for (;;) {
+    // The tile's first stage (NOTE [unrolled stage ring]) rides in bits 16.. of the phase bits (a
+    // register of its own spills).
+    const int s0 = Shape::kTilesAtStage0 ? 0 : static_cast<int>(bits >> 16);
     ConsumerTile tile;
-    if (!next_consumer_tile<Shape>(src, sm, n_blocks, me, StageAt{0, bits & 1u}, rank, e_hint, ok, ctx, tile)) break;
-    issue_block<Shape, false>(part, base, 0);
+    if (!next_consumer_tile<Shape>(src, sm, n_blocks, me, StageAt{s0, (bits >> s0) & 1u}, rank, e_hint, ok, ctx,
+                                   tile)) {
+      break;
+    }
+    issue_block<Shape, false>(part,
+                              StageDesc{base.a_lo + static_cast<uint32_t>(s0 * Shape::kABytes / 16),
+                                        base.b_lo + static_cast<uint32_t>(s0 * Shape::kBBytes / 16)},
+                              0);
     if (held) store_tile<Shape>(acc, prev, me.wg, ok, map_out, sm.out, src);
     // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.
     if (Shape::kBN == 192 && tile.n0 % 128 != 0) {
-      unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+      unrolled_kblocks<Shape, 64>(acc[0], part, sm, bits, ok, ctx, kblocks, s0, base, me.r_in_tile, me.lane);
     } else {
-      unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, base, me.r_in_tile, me.lane);
+      unrolled_kblocks<Shape, 128>(acc[0], part, sm, bits, ok, ctx, kblocks, s0, base, me.r_in_tile, me.lane);
+    }
+    if constexpr (!Shape::kTilesAtStage0) {
+      bits = (bits & 0xffffu) | (static_cast<uint32_t>((s0 + kblocks) % Shape::kStages) << 16);
     }
     prev = tile;
     held = true;

@@ -73,8 +73,10 @@ struct TileShape {
   static constexpr int kScaleFloats = (kScaleBytes + 127) / 128 * 32;  // tensor-copy destinations: 128-byte aligned
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // NOTE [unrolled stage ring]: false here; a consumer that unrolls its K loop over the stages
-  // sets it in its shape, and the producer then starts every tile at stage 0.
+  // sets it in its shape, and the ring then keeps a phase bit per stage; kTilesAtStage0 (only
+  // with kUnrolled) starts every tile at stage 0.
   static constexpr bool kUnrolled = false;
+  static constexpr bool kTilesAtStage0 = false;
   // NOTE [tiles located ahead]: the tiles the copier has located, kAheadSlots deep (kStages + 1
   // at least; a power of two, so a slot's offset is a mask the copier recomputes, not a
   // register it keeps across the tile).
@@ -176,19 +178,26 @@ SYMMOE_DEVICE void advance_stage(int& s, uint32_t& phase, int stages) {
   }
 }
 
-// NOTE [unrolled stage ring]: by default the stage ring runs on across tiles (stage s, one
-// phase bit for the whole ring). With Shape::kUnrolled every tile starts at stage 0, so a
-// consumer can unroll its K loop over the stages and address each stage at compile-time
-// offsets (descriptors and scales: uniform-register adds instead of per-block arithmetic);
-// a tile whose K blocks are not a multiple of kStages leaves the stages behind it at
-// different uses, so each stage keeps its own phase bit (bit s of `bits`, flipped per use).
-// Producer and consumers walk the same tiles and K blocks, so they agree on every bit.
+// NOTE [unrolled stage ring]: the stage ring runs on across tiles (stage s; K block kb of a
+// tile whose first K block lies in stage s0 is in stage (s0 + kb) % kStages), so a tile's first
+// copies go out as soon as the stage kStages K blocks before them is released, whatever the
+// tile's K blocks modulo kStages. With Shape::kUnrolled the consumer unrolls its K loop over
+// the stages and addresses each stage at compile-time offsets (descriptors and scales:
+// uniform-register adds instead of per-block arithmetic), its first and last rounds partial
+// when s0 != 0 or K ends inside a round; each stage keeps its own phase bit (bit s of `bits`,
+// flipped per use), which the unrolled loop tests at a compile-time position. A shape with
+// kTilesAtStage0 starts every tile at stage 0 instead (s0 = 0 at compile time: the fp8 shapes
+// whose stages are a multiple of their scale columns, where K block kb's scale column is then
+// the stage's own); that costs slack at tile starts only where K blocks are not a multiple of
+// kStages — with K blocks = 1 mod kStages each tile's K block 0 waits for the stage of the
+// previous tile's last one. Producer and consumers walk the same tiles and K blocks, so they
+// agree on every bit.
 template <class Shape>
 struct StageCursor {
   int s = 0;
   uint32_t bits = 0;  // kUnrolled: parity bit per stage; otherwise bit 0 for the whole ring
   SYMMOE_DEVICE void start_tile() {
-    if constexpr (Shape::kUnrolled) s = 0;
+    if constexpr (Shape::kTilesAtStage0) s = 0;
   }
   SYMMOE_DEVICE uint32_t parity() const { return Shape::kUnrolled ? (bits >> s) & 1u : bits; }
   SYMMOE_DEVICE void advance() {

@@ -462,7 +462,9 @@ TEST(GroupedGemmGpu, SwapAbTraceRecordsEveryCtaInOrder) {
 // both layouts; scales by cp.async and, in one variant, by tensor copies where they fit (K 2560
 // with N 384: weight-scale rows past N; K 1024; K 1792 and 384 fall back to cp.async: NOTE
 // [wgmma stage scales]); single-batch tiles with the unrolled mainloop (NOTE [unrolled fp8
-// mainloop]; 14 and 3 K blocks over 4-5 stages, 20 over 4) and the rolled one; tile
+// mainloop]; 14 and 3 K blocks over 4-5 stages, 20 over 4; at 5 stages the ring carried on
+// across tiles, NOTE [unrolled stage ring]: each tile's first stage moves on by 4 or 3) and the
+// rolled one; tile
 // schedules (NOTE [wgmma tile schedule]): static, dynamic (a device-wide counter; the unit tags
 // left in shared memory by the previous launch), auto (dynamic with 80 tiles on 1 SM, static in
 // clusters). The first
