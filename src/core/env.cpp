@@ -105,8 +105,8 @@ std::vector<Var> make_registry() {
       {"SYMMOE_GEMM_WGMMA_UNROLL", Type::kBool, "1",
        "fp8 grouped GEMM, own wgmma kernel with single-batch tiles (SYMMOE_GEMM_WGMMA_TILE_N=192 "
        "or 128, SYMMOE_GEMM_WGMMA_OVERLAP=0, free issue): the K loop unrolled over the pipeline "
-       "stages, every tile starting at stage 0 (compile-time stage addresses); 0 = the rolled "
-       "loop."},
+       "stages (compile-time stage addresses; 128 x 192 tiles start at stage 0, 128 x 128 ones "
+       "where the stage ring has come to); 0 = the rolled loop."},
       {"SYMMOE_HANDLE_TYPE", Type::kChoice, "auto",
        "Shareable handle for symmetric buffers: fd (POSIX file descriptor, one host), fabric "
        "(NVLink/IMEX domain, multi-node), or auto (fabric only where every rank can create and "
