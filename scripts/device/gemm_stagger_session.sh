@@ -42,7 +42,8 @@
 #     AB_SETTINGS="base"$'\n'"ahead2 SYMMOE_AB_BIN=../ab/symmoe_ahead2" scripts/device/gemm_stagger_session.sh
 # Measured 2026-12-07 on an H100 (bench/RESULTS.md "The stage ring carried across tiles"): ring4
 # 1.031-1.040x, landed in 91257db (the ring changes without the five-stage shape); rs5 0.902x,
-# not landed. The probe patches below apply to 1a53a0a, not to later trees.
+# not landed. The probe patches below apply to 1a53a0a, not to later trees, except the trace
+# gemm_wgmma_kblock_trace_unserialized.patch (trace2), rebased on the landed tree.
 # Five 128 x 192 stages with the stage ring continued across tiles (gemm_wgmma_ring_s5.patch:
 # NOTE [five 128 x 192 stages] and the continuous NOTE [unrolled stage ring]; its GPU tests add
 # wgmma variants 29-31). The first s5 patch (gemm_wgmma_192_s5.patch, never run) restarted every
