@@ -424,8 +424,8 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 
 // NOTE [unrolled fp8 mainloop]: single-batch tiles (128 x 192, 128 x 128) with the K loop
 // unrolled over the kStages stages (NOTE [unrolled stage ring]: 128 x 192 tiles start at stage
-// 0, 128 x 128 ones where the ring has come to): stage j's descriptors are this warpgroup's stage-0 descriptors + j stage sizes (computed
-// once per kernel), its scales a fixed offset from this thread's (column j % 4 of NOTE [wgmma
+// 0, 128 x 128 ones where the ring has come to): stage j's descriptors are this warpgroup's
+// stage-0 descriptors + j stage sizes (computed once per kernel), its scales a fixed offset from this thread's (column j % 4 of NOTE [wgmma
 // stage scales] when kStages is a multiple of 4), and the weight-scale block boundary of a
 // 192-wide tile (column 64 or 128) a template parameter of the tile's K loop instead of a
 // per-block select. Per K block: wait (unless probed), 4 wgmmas, wait for them, release the stage,
@@ -489,9 +489,7 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       // j % kCols where tiles start at stage 0 and kStages is a multiple of kCols).
       const int col = Shape::kTilesAtStage0 ? j % kCols : (kb0 + j) & (kCols - 1);
       const BlockScales sc = stage_scales<Shape>(sm.scales, j, col, r_in_tile);
-      const StageDesc sd{base.a_lo + static_cast<uint32_t>(j * Shape::kABytes / 16),
-                         base.b_lo + static_cast<uint32_t>(j * Shape::kBBytes / 16)};
-      issue_block<Shape, false>(part, sd, 0);
+      issue_block<Shape, false>(part, stage_desc_at<Shape>(base, j), 0);
       wgmma::wait<0>();
       wgmma::fence_operands(part);
       if (lane == 0) release_stage<Shape>(&sm.empty[j]);
@@ -501,14 +499,15 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       promote<kJ, kSplit>(acc, part, sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1);
     });
   };
+  using From0 = std::integral_constant<int, 0>;
   int kb0 = -s0;
   if (Shape::kTilesAtStage0 && kblocks >= kStages) {
     round(0, std::false_type{}, std::integral_constant<int, 1>{});  // K block 0 done above
   } else {
-    round(kb0, std::true_type{}, std::integral_constant<int, 0>{});
+    round(kb0, std::true_type{}, From0{});
   }
-  for (kb0 += kStages; kb0 + kStages <= kblocks; kb0 += kStages) round(kb0, std::false_type{}, std::integral_constant<int, 0>{});
-  if (kb0 < kblocks) round(kb0, std::true_type{}, std::integral_constant<int, 0>{});
+  for (kb0 += kStages; kb0 + kStages <= kblocks; kb0 += kStages) round(kb0, std::false_type{}, From0{});
+  if (kb0 < kblocks) round(kb0, std::true_type{}, From0{});
 }
 
 // NOTE [epilogue under the next tile's first K block]: the unrolled mainloop's wgmmas write the
@@ -547,10 +546,7 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
                                    tile)) {
       break;
     }
-    issue_block<Shape, false>(part,
-                              StageDesc{base.a_lo + static_cast<uint32_t>(s0 * Shape::kABytes / 16),
-                                        base.b_lo + static_cast<uint32_t>(s0 * Shape::kBBytes / 16)},
-                              0);
+    issue_block<Shape, false>(part, stage_desc_at<Shape>(base, s0), 0);
     if (held) store_tile<Shape>(acc, prev, me.wg, ok, map_out, sm.out, src);
     // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.
     if (Shape::kBN == 192 && tile.n0 % 128 != 0) {

@@ -28,6 +28,14 @@ SYMMOE_DEVICE StageDesc stage_desc(const uint8_t* smem_a, const uint8_t* smem_b,
       __shfl_sync(0xffffffffu, wgmma::desc_lo_k_major_sw128(smem_b + s * Shape::kBBytes), 0)};
 }
 
+// Stage s's words from stage 0's (`base`, from stage_desc): a descriptor's start address counts
+// 16-byte units, so s stages on are s stage sizes / 16 on (kept uniform, no shuffle).
+template <class Shape>
+SYMMOE_DEVICE StageDesc stage_desc_at(StageDesc base, int s) {
+  return StageDesc{base.a_lo + static_cast<uint32_t>(s * Shape::kABytes / 16),
+                   base.b_lo + static_cast<uint32_t>(s * Shape::kBBytes / 16)};
+}
+
 // The start-address word of batch b's weight rows (kBatchN b .. kBatchN (b + 1) - 1) in the
 // stage (NOTE [wgmma descriptor steps]).
 template <class Shape>
