@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One call: the grouped GEMM GPU suite of the carried build, then on an H200 the README's default
+# bench (every size, every baseline), and Nsight Compute of our default fp8 kernel beside
+# DeepGEMM's 128 x 192 s4 (one launch each, stall samples) at the shapes in NCU_SHAPES
+# (default "down:8:4096 gate_up:8:4096"; on an H200 only the first, for time).
+# Carry build/dev (stripped test_gemm_gpu) and build/release/tools/symmoe; run as
+#   SYMMOE_BUILD_COMMIT=<hash> scripts/device/gemm_verify_session.sh
+# Writes $OUT/test_gemm_gpu_<commit>.log, gemm_default_h200.{log,json} (H200), ncu_vs_<op>.{log,tgz}.
+export PATH=/usr/local/cuda/bin:$PATH
+root=$(cd "$(dirname "$0")/../.." && pwd)
+c=${SYMMOE_BUILD_COMMIT:-unknown}
+status=0
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
+nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
+timeout 240 "$root/build/dev/tests/test_gemm_gpu" > "$OUT/test_gemm_gpu_$c.log" 2>&1 || status=1
+grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure" "$OUT/test_gemm_gpu_$c.log" | head
+shapes=${NCU_SHAPES:-down:8:4096 gate_up:8:4096}
+if [[ $gpu == *H200* ]]; then
+  SYMMOE_BUILD_COMMIT=$c PARTS=default "$root/scripts/device/gemm_stagger_session.sh" | tail -40 || status=1
+  shapes=${shapes%% *}
+fi
+for sh in $shapes; do
+  IFS=: read -r op e m <<<"$sh"
+  OP=$op E=$e M=$m OURS="0:-1" SOURCE=1 TAR=1 NCU_TIMEOUT=120 "$root/scripts/device/gemm_vs_deepgemm_ncu.sh" > /dev/null || status=1
+  mv "$OUT/ncu_vs.log" "$OUT/ncu_vs_${op}_${e}x$m.log"
+  mv "$OUT/ncu_vs.tar.gz" "$OUT/ncu_vs_${op}_${e}x$m.tgz" 2>/dev/null
+  grep -E "^==|Duration|SM Frequency|Compute \(SM\)|L2 Cache Throughput|L2 Hit|Executed Instructions inst" "$OUT/ncu_vs_${op}_${e}x$m.log"
+done
+exit $status
