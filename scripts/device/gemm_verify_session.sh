@@ -24,6 +24,6 @@ for sh in $shapes; do
   OP=$op E=$e M=$m OURS="0:-1" SOURCE=1 TAR=1 NCU_TIMEOUT=120 "$root/scripts/device/gemm_vs_deepgemm_ncu.sh" > /dev/null || status=1
   mv "$OUT/ncu_vs.log" "$OUT/ncu_vs_${op}_${e}x$m.log"
   mv "$OUT/ncu_vs.tar.gz" "$OUT/ncu_vs_${op}_${e}x$m.tgz" 2>/dev/null
-  grep -E "^==|Duration|SM Frequency|Compute \(SM\)|L2 Cache Throughput|L2 Hit|Executed Instructions inst" "$OUT/ncu_vs_${op}_${e}x$m.log"
+  grep -E "^==|Duration|SM Frequency|Compute \(SM\)|L2 Cache Throughput|L2 Hit|Executed Instructions inst|sm__pipe_tensor" "$OUT/ncu_vs_${op}_${e}x$m.log"
 done
 exit $status

@@ -16,6 +16,8 @@ S=${SECTIONS:-"SpeedOfLight MemoryWorkloadAnalysis ComputeWorkloadAnalysis WarpS
 if [ "${SOURCE:-0}" = 1 ] && [[ " $S " != *" SourceCounters "* ]]; then S="$S SourceCounters"; fi
 args=()
 for s in $S; do args+=(--section "$s"); done
+# The tensor pipe's busy share (METRICS: more, comma-separated; a name the chip lacks fails the run).
+args+=(--metrics "${METRICS:-sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed}")
 bench=(tools/symmoe bench gemm --dtype fp8 --tile wgmma --op ${OP:-gate_up} --experts ${E:-8} --m ${M:-4096} --reps 1 --per-graph 1)
 profile() {  # tag, kernel regex, skip, bench args...
   local tag=$1 kernel=$2 skip=$3
@@ -38,7 +40,7 @@ profile() {  # tag, kernel regex, skip, bench args...
   profile deepgemm 1d2d ${DG_SKIP:-9} "${bench[@]}"
   for f in $OUT/ncu_*.txt; do
     echo "== $(basename $f .txt)"
-    grep -E "^\s+(Duration|SM Frequency|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc Active|Issue Slots Busy|Shared Memory|L2 Cache Throughput|Mem Busy|Max Bandwidth|Registers Per Thread|Warp Cycles Per Issued|Avg. Active Threads|Executed Instructions |No Eligible|One or More Eligible|Active Warps Per Scheduler|Eligible Warps)" $f |
+    grep -E "^\s+(Duration|SM Frequency|DRAM Throughput|L2 Hit Rate|L1/TEX Hit Rate|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc Active|Issue Slots Busy|Shared Memory|L2 Cache Throughput|Mem Busy|Max Bandwidth|Registers Per Thread|Warp Cycles Per Issued|Avg. Active Threads|Executed Instructions |No Eligible|sm__pipe_tensor|One or More Eligible|Active Warps Per Scheduler|Eligible Warps)" $f |
       sed 's/  */ /g' | head -40
   done
 } 2>&1 | tee $OUT/ncu_vs.log
