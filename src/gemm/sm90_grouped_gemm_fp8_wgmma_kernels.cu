@@ -199,19 +199,18 @@ SYMMOE_DEVICE void issue_block_rs(float (&d)[Shape::kBatchN / 2], const uint32_t
 }
 
 // acc += part * scale over kJ 8-column groups: rows lo / hi take (lo0, hi0) below group kSplit
-// and (lo1, hi1) from it on (the weight-scale block boundary). kFirst: acc = part * scale (a
-// tile's first K block: no zeroing, no addition).
-template <int kJ, int kSplit, bool kFirst = false>
+// and (lo1, hi1) from it on (the weight-scale block boundary): the rolled and overlapped
+// mainloops (the unrolled one: promote_thirds below).
+template <int kJ, int kSplit>
 SYMMOE_DEVICE void promote(float (&acc)[4 * kJ], const float (&part)[4 * kJ], float lo0, float hi0, float lo1,
                            float hi1) {
-  auto add = [](float a, float p, float s) { return kFirst ? p * s : a + p * s; };
 #pragma unroll
   for (int j = 0; j < kJ; ++j) {
     const float lo = j < kSplit ? lo0 : lo1, hi = j < kSplit ? hi0 : hi1;
-    acc[4 * j + 0] = add(acc[4 * j + 0], part[4 * j + 0], lo);
-    acc[4 * j + 1] = add(acc[4 * j + 1], part[4 * j + 1], lo);
-    acc[4 * j + 2] = add(acc[4 * j + 2], part[4 * j + 2], hi);
-    acc[4 * j + 3] = add(acc[4 * j + 3], part[4 * j + 3], hi);
+    acc[4 * j + 0] += part[4 * j + 0] * lo;
+    acc[4 * j + 1] += part[4 * j + 1] * lo;
+    acc[4 * j + 2] += part[4 * j + 2] * hi;
+    acc[4 * j + 3] += part[4 * j + 3] * hi;
   }
 }
 
