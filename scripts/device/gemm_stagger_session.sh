@@ -65,6 +65,15 @@
 #   only, no baselines, 10 replays per section:
 #   SYMMOE_TEST_WGMMA_VARIANTS=7,17,21,29,30,31 AB_NOBASE=1 AB_REPS=10 CAND=rs5 AB_ROUNDS=2 \
 #     AB_SETTINGS="base"$'\n'"rs5 $r $s $t" PARTS="tests ab" scripts/device/gemm_stagger_session.sh
+# 2026-12-07, later (H100, bench/RESULTS.md "Direct stores with a fifth stage"): direct192
+# (gemm_wgmma_direct192.patch, 0.881x / 0.791x, not landed) and onek (gemm_wgmma_one_kloop.patch,
+# 1.002x, landed), each against the committed binary carried as build/dev/tools/symmoe:
+#   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_one_kloop.patch:onek
+#   SYMMOE_TEST_WGMMA_VARIANTS=7,17,19,20,21,27 CAND=onek AB_NOBASE=1 AB_ROUNDS=2 \
+#     AB_SETTINGS="base SYMMOE_AB_BIN=../dev/tools/symmoe"$'\n'"onek SYMMOE_AB_BIN=../ab/symmoe_onek" \
+#     PARTS="tests ab" scripts/device/gemm_stagger_session.sh
+#   carrying ["build/ab", "build/dev", "build/release/tools/symmoe"]: the A/B runs from
+#   build/release, which must exist on the device even when every setting names its binary.
 #   tests  build/ab/test_gemm_gpu_<cand> for each cand in CAND, filtered below
 #          (the wgmma ones, every dtype and tile, integer inputs, named errors): $OUT/test_gemm_gpu.log
 #   trace  K-block clock traces at gate/up 8 x 4096 and down 8 x 4096 of each build in TRACES
