@@ -461,8 +461,8 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
 // stage-0 descriptors + j stage sizes (computed once per kernel), its scales a fixed offset
 // from this thread's (column j % 4 of NOTE [wgmma stage scales] when kStages is a multiple of
 // 4), and the weight scale of the tile's middle 64 columns one select per K block (NOTE [one K
-// loop for both scale boundaries]). Per K block: wait (unless probed), 4 wgmmas, wait for them, release the stage,
-// probe the next stage (NOTE [probed stage wait]), promote. Full rounds of kStages K blocks
+// loop for both scale boundaries]). Per K block: wait (unless probed), 4 wgmmas, wait for them,
+// release the stage, probe the next stage (NOTE [probed stage wait]), promote. Full rounds of kStages K blocks
 // carry no end-of-tile test; the partial last round is a second copy of the body with it
 // (1.05x at 128 x 192, 1.007x at 128 x 128: gemm_wgmma_rounds_ab.log).
 // Measured on the H200 (bench/results/gemm_wgmma_unroll_h200.log, same call, alternating
