@@ -16,10 +16,20 @@
 # NOBASE=1 (no baselines in the first run either: the shortest call, ratios only).
 # Output: $OUT/$NAME.log, $OUT/${NAME}_json.tgz (JSON per run).
 export PATH=/usr/local/cuda/bin:$PATH
-cd "$(dirname "$0")/../../build/release"
+# Binaries resolve from build/release, which a carry of build/ab or build/dev alone does not
+# create: make it, and check every setting's binary before the first run.
+mkdir -p "$(dirname "$0")/../../build/release" && cd "$(dirname "$0")/../../build/release" || exit 1
 name=${NAME:-gemm_wgmma_env_ab}
 settings=${SETTINGS:-"default SYMMOE_GEMM_WGMMA_TILE_N=0
 w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
+missing=0
+while read -r tag envs; do
+  [ -z "$tag" ] && continue
+  bin=tools/symmoe
+  for kv in $envs; do case $kv in SYMMOE_AB_BIN=*) bin=${kv#SYMMOE_AB_BIN=} ;; esac; done
+  [ -x "$bin" ] || { echo "gemm_wgmma_env_ab: setting '$tag': no binary $bin (relative to build/release: carry it)" >&2; missing=1; }
+done <<<"$settings"
+[ $missing = 0 ] || exit 2
 {
   echo "commit: ${SYMMOE_BUILD_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
