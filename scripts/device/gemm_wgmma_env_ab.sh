@@ -22,11 +22,17 @@ mkdir -p "$(dirname "$0")/../../build/release" && cd "$(dirname "$0")/../../buil
 name=${NAME:-gemm_wgmma_env_ab}
 settings=${SETTINGS:-"default SYMMOE_GEMM_WGMMA_TILE_N=0
 w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
+# split_setting "VAR=value ...": bin (SYMMOE_AB_BIN, else tools/symmoe) and pass (the rest).
+split_setting() {
+  bin=tools/symmoe pass=
+  for kv in $1; do
+    case $kv in SYMMOE_AB_BIN=*) bin=${kv#SYMMOE_AB_BIN=} ;; *) pass="$pass $kv" ;; esac
+  done
+}
 missing=0
 while read -r tag envs; do
   [ -z "$tag" ] && continue
-  bin=tools/symmoe
-  for kv in $envs; do case $kv in SYMMOE_AB_BIN=*) bin=${kv#SYMMOE_AB_BIN=} ;; esac; done
+  split_setting "$envs"
   [ -x "$bin" ] || { echo "gemm_wgmma_env_ab: setting '$tag': no binary $bin (relative to build/release: carry it)" >&2; missing=1; }
 done <<<"$settings"
 [ $missing = 0 ] || exit 2
@@ -38,10 +44,7 @@ done <<<"$settings"
     while read -r tag envs; do
       [ -z "$tag" ] && continue
       echo "== $tag round $round"
-      bin=tools/symmoe pass=
-      for kv in $envs; do
-        case $kv in SYMMOE_AB_BIN=*) bin=${kv#SYMMOE_AB_BIN=} ;; *) pass="$pass $kv" ;; esac
-      done
+      split_setting "$envs"
       # shellcheck disable=SC2086
       env $pass timeout 300 "$bin" bench gemm --dtype fp8 --tile "${TILE:-wgmma}" --experts ${EXPERTS:-8,32} \
         --m ${MS:-256,1024,4096} --reps ${REPS:-5} $([ "${POWER:-0}" = 1 ] && echo --power) $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
