@@ -136,11 +136,20 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
   } else {
     tile = describe_tile(p.dtype, o.tile);
   }
+  if (p.act_scale_layout == ScaleLayout::kColumnMajor &&
+      (tile.tile == GemmTile::kLargeM || tile.tile == GemmTile::kSmallM)) {
+    // NOTE [activation scale layouts]: the CUTLASS tiles read row-major scales only.
+    SYMMOE_CHECK(o.tile == GemmTile::kAuto, "grouped GEMM tile ", tile.name,
+                 " reads row-major activation scales only (act_scale_layout = kColumnMajor): use GemmTile::kAuto, "
+                 "kWgmma, kSwapAB or kDecode");
+    tile = describe_fp8_wgmma({expected, p.num_experts, p.n, plan.usable});
+  }
   if (p.rows() == 0) return tile;  // nothing to compute (also no pointer to read)
 
   sm90::GroupSource src{};
   src.act = p.act;
   src.act_scales = p.act_scales;
+  if (p.dtype == GemmDtype::kFP8E4M3) src.act_scale = p.act_scale_strides();
   src.weights = p.weights;
   src.weight_scales = p.weight_scales;
   src.offsets = p.layout == GroupedLayout::kContiguous ? p.offsets : nullptr;

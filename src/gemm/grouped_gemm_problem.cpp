@@ -24,6 +24,14 @@ double GroupedGemmProblem::flops(const int32_t* host_counts) const {
   return 2.0 * rows_used * n * k;
 }
 
+ScaleStrides GroupedGemmProblem::act_scale_strides() const {
+  const int64_t kblocks = k / kFp8ScaleBlock;
+  if (act_scale_layout == ScaleLayout::kRowMajor) return {kblocks, 1, 0};
+  if (layout == GroupedLayout::kContiguous) return {1, act_scales_ld > 0 ? act_scales_ld : total_rows, 0};
+  const int64_t ld = act_scales_ld > 0 ? act_scales_ld : max_m;
+  return {1, ld, kblocks * ld - max_m};  // expert e's K block kb starts at (e * K/128 + kb) * ld
+}
+
 void validate_problem(const GroupedGemmProblem& p) {
   SYMMOE_CHECK(p.num_experts >= 1, "grouped GEMM with ", p.num_experts, " experts: need at least one");
   SYMMOE_CHECK(p.n >= 1 && p.k >= 1, "grouped GEMM extents N = ", p.n, ", K = ", p.k, " must be positive");
@@ -35,12 +43,24 @@ void validate_problem(const GroupedGemmProblem& p) {
     SYMMOE_CHECK(p.act_scales != nullptr && p.weight_scales != nullptr,
                  "fp8 grouped GEMM needs act_scales [rows, K/128] and weight_scales [E, N/128, K/128]");
     SYMMOE_CHECK(is_aligned(p.act_scales, 4) && is_aligned(p.weight_scales, 4), "fp8 scales must be 4-byte aligned");
+    if (p.act_scale_layout == ScaleLayout::kRowMajor) {
+      SYMMOE_CHECK(p.act_scales_ld == 0, "fp8 grouped GEMM: act_scales_ld = ", p.act_scales_ld,
+                   " is for column-major activation scales (act_scale_layout = kRowMajor is [rows, K/128])");
+    } else {
+      const bool masked = p.layout == GroupedLayout::kMasked;
+      const int64_t least = masked ? p.max_m : p.total_rows;
+      SYMMOE_CHECK(p.act_scales_ld == 0 || p.act_scales_ld >= least, "fp8 grouped GEMM: column-major act_scales_ld = ",
+                   p.act_scales_ld, " is less than ", masked ? "max_m = " : "total_rows = ", least,
+                   masked ? " (scales are [E, K/128, ld])" : " (scales are [K/128, ld])");
+    }
   } else {
     SYMMOE_CHECK(p.k % 8 == 0 && p.n % 8 == 0, "bf16 grouped GEMM: N = ", p.n, " and K = ", p.k,
                  " must be multiples of 8 (16-byte rows)");
     SYMMOE_CHECK(p.act_scales == nullptr && p.weight_scales == nullptr,
                  "bf16 grouped GEMM takes no scales (got act_scales or weight_scales): is the dtype ",
                  dtype_name(p.dtype), " intended?");
+    SYMMOE_CHECK(p.act_scale_layout == ScaleLayout::kRowMajor && p.act_scales_ld == 0,
+                 "bf16 grouped GEMM takes no scales (act_scale_layout / act_scales_ld were set)");
   }
   if (p.layout == GroupedLayout::kContiguous) {
     SYMMOE_CHECK(p.total_rows >= 0, "contiguous grouped GEMM: total_rows ", p.total_rows, " is negative");

@@ -171,7 +171,7 @@ __global__ void fill_group_arrays(GroupSource src, GroupArrays<Types> arr, devic
     arr.stride_d[e] = cutlass::make_cute_packed_stride(typename Types::StrideD{}, cute::make_shape(mi, src.n, 1));
     if (src.act_scales != nullptr) {
       const int64_t kb = k / kFp8ScaleBlock, nb = n / kFp8ScaleBlock;
-      arr.sfa[e] = src.act_scales + row0 * kb;
+      arr.sfa[e] = src.act_scales + row0 * kb;  // row-major only (GroupedGemm::run)
       arr.sfb[e] = src.weight_scales + static_cast<int64_t>(e) * nb * kb;
       arr.layout_sfa[e] = Fp8ScaleConfig::tile_atom_to_shape_SFA(cute::make_shape(mi, src.n, src.k, 1));
       arr.layout_sfb[e] = Fp8ScaleConfig::tile_atom_to_shape_SFB(cute::make_shape(mi, src.n, src.k, 1));

@@ -92,6 +92,7 @@ struct DecodePos {
   int64_t u;
   const uint8_t* wrow;  // weights of row n0 + g, bytes from 32t: K block kb at + kb * 128
   const float* wscale;  // weight scales of the 128-row block of n0: [K / 128]
+  const float* ascale;  // the expert's activation scales: row r, K block kb at act_scale.index(0, r, kb)
   int64_t row0;
   int n0, count, c0, s;
 };
@@ -125,6 +126,7 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
       p.s = 0;
       p.wrow = weights + (static_cast<int64_t>(e) * src.n + p.n0 + g) * k + 32 * t;
       p.wscale = src.weight_scales + (static_cast<int64_t>(e) * (src.n / kKBlock) + p.n0 / kKBlock) * kblocks;
+      p.ascale = src.act_scales + src.act_scale.index(e, 0, 0);
       return;
     }
     p.u = units;
@@ -161,7 +163,8 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
       // not read (zero fragments and scales) and not stored.
       const int live = cp.count - cp.c0;
       const uint8_t* arow = act + (cp.row0 + cp.c0 + g) * k + 32 * t + static_cast<int64_t>(kb) * kKBlock;
-      const float* srow = src.act_scales + (cp.row0 + cp.c0 + 2 * t) * kblocks + kb;
+      const int64_t s_row = src.act_scale.row_stride;
+      const float* srow = cp.ascale + src.act_scale.index(0, cp.row0 + cp.c0 + 2 * t, kb);
       uint4 aq[kTokenTiles][2];
 #pragma unroll
       for (int j = 0; j < kTokenTiles; ++j) {
@@ -178,7 +181,7 @@ __global__ void __launch_bounds__(kWarps * 32) sm90_grouped_gemm_fp8_decode_kern
       for (int j = 0; j < kTokenTiles; ++j) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          scale[j][h] = 8 * j + 2 * t + h < live ? sw * __ldg(srow + (8 * j + h) * kblocks) : 0.f;
+          scale[j][h] = 8 * j + 2 * t + h < live ? sw * __ldg(srow + (8 * j + h) * s_row) : 0.f;
         }
       }
       float part[kTokenTiles][4];

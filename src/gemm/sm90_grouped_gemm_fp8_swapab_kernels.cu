@@ -339,7 +339,7 @@ SYMMOE_DEVICE int produce(const CUtensorMap& map_act, const CUtensorMap& map_w, 
           for (int i = lane; i < S::kT + 2; i += 32) {
             if (i < S::kT) {
               const bool live = st.c0 + i < rows.y && kb < kblocks;
-              const float* p = src.act_scales + (live ? (int64_t{rows.x} + st.c0 + i) * kblocks + kb : 0);
+              const float* p = src.act_scales + (live ? src.act_scale.index(st.e, int64_t{rows.x} + st.c0 + i, kb) : 0);
               tma::cp_async_4(dst + d * S::kScaleRow + i, p, live);
             } else {
               const int item = i - S::kT;

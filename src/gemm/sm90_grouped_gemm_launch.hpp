@@ -17,7 +17,8 @@ namespace symmoe::gemm::sm90 {
 // What the argument builder needs of a GroupedGemmProblem, by value (a kernel parameter).
 struct GroupSource {
   const void* act;
-  const float* act_scales;   // fp8 only
+  const float* act_scales;   // fp8 only, at act_scale.index(e, row, kb)
+  ScaleStrides act_scale;    // NOTE [activation scale layouts]; the CUTLASS tiles take row-major only
   const void* weights;
   const float* weight_scales;  // fp8 only
   const int32_t* offsets;    // null: masked layout (expert e starts at row e * max_m)

@@ -131,12 +131,13 @@ CUtensorMap make_scale_map(const float* base, int64_t rows, int kblocks, int box
 }
 
 // Whether the scales of `src` come by tensor copies (NOTE [wgmma stage scales]): asked for
-// (SYMMOE_GEMM_WGMMA_SCALES=tma), the maps' row pitch (K / 128 floats) a multiple of 16
-// bytes and both tensors 16-byte aligned.
+// (SYMMOE_GEMM_WGMMA_SCALES=tma), the activation scales row-major, the maps' row pitch (K / 128
+// floats) a multiple of 16 bytes and both tensors 16-byte aligned.
 template <class Shape>
 bool scale_maps_fit(const GroupSource& src) {
   if (!Shape::kScaled || env::get_string("SYMMOE_GEMM_WGMMA_SCALES") != "tma") return false;
   const int64_t kblocks = src.k / kFp8ScaleBlock;
+  if (src.act_scale.kblock_stride != 1) return false;  // column-major: cp.async
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   return kblocks % Shape::kScaleCols == 0 && aligned(src.act_scales) && aligned(src.weight_scales);
 }

@@ -20,7 +20,8 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 //    scales (or zeros past the tensor), weight-scale rows past N the next expert's: they only
 //    meet rows and columns that are never stored. Needs K / 128 a multiple of 4 (the maps' row pitch is a multiple
 //    of 16 bytes) and 16-byte aligned scale tensors; launch decides;
-//  - cp.async (default, and where the maps do not fit), one float per lane of producer warp 1
+//  - cp.async (default, and where the maps do not fit, column-major activation scales among
+//    them: NOTE [activation scale layouts]), one float per lane of producer warp 1
 //    (zeros for rows past the expert's count and blocks past N), arriving on the stage's full
 //    barrier (32 more arrivals).
 // Measured on the H200 (bench/results/gemm_wgmma_scales_h200.log, same process, alternating
@@ -35,7 +36,7 @@ SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRo
   for (int i = 0; i < kBM / 32; ++i) {
     const int r = 32 * i + lane;
     const bool live = m0 + r < rows.count;
-    const float* p_src = src.act_scales + (live ? (rows.row0 + m0 + r) * kblocks + kb : 0);
+    const float* p_src = src.act_scales + (live ? src.act_scale.index(e, rows.row0 + m0 + r, kb) : 0);
     tma::cp_async_4(dst + kCols * r + kb % kCols, p_src, live);
   }
   const int64_t nb0 = n0 / kFp8ScaleBlock;  // first weight-scale block of the tile

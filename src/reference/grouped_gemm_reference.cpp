@@ -14,8 +14,8 @@ using gemm::GemmDtype;
 using gemm::GroupedLayout;
 using gemm::kFp8ScaleBlock;
 
-// One dequantized operand row of K values, exact in fp64.
-void dequantize_act_row(const gemm::GroupedGemmProblem& p, int64_t row, std::vector<double>& out) {
+// One dequantized operand row of K values (row of expert e), exact in fp64.
+void dequantize_act_row(const gemm::GroupedGemmProblem& p, int e, int64_t row, std::vector<double>& out) {
   const int K = p.k;
   if (p.dtype == GemmDtype::kBF16) {
     const auto* a = static_cast<const uint16_t*>(p.act) + row * K;
@@ -23,9 +23,9 @@ void dequantize_act_row(const gemm::GroupedGemmProblem& p, int64_t row, std::vec
     return;
   }
   const auto* a = static_cast<const uint8_t*>(p.act) + row * K;
-  const float* s = p.act_scales + row * (K / kFp8ScaleBlock);
+  const gemm::ScaleStrides s = p.act_scale_strides();
   for (int k = 0; k < K; ++k) {
-    out[k] = static_cast<double>(device::fp8_e4m3_to_float(a[k])) * s[k / kFp8ScaleBlock];
+    out[k] = static_cast<double>(device::fp8_e4m3_to_float(a[k])) * p.act_scales[s.index(e, row, k / kFp8ScaleBlock)];
   }
 }
 
@@ -67,7 +67,7 @@ void grouped_gemm_reference(const gemm::GroupedGemmProblem& p, std::vector<doubl
     }
     for (int i = 0; i < m; ++i) {
       const int64_t row = first + i;
-      dequantize_act_row(p, row, a);
+      dequantize_act_row(p, e, row, a);
       for (int n = 0; n < N; ++n) {
         const double* wr = wt.data() + static_cast<size_t>(n) * K;
         double acc = 0;

@@ -38,6 +38,8 @@ struct HostCase {
   std::vector<uint8_t> act, weights;  // bf16 bits or e4m3 codes, raw bytes
   std::vector<float> act_scales, weight_scales;
   std::vector<int32_t> offsets, counts;
+  ScaleLayout scale_layout = ScaleLayout::kRowMajor;  // of act_scales (NOTE [activation scale layouts])
+  int64_t scale_ld = 0;
 
   GroupedGemmProblem problem(const void* a, const float* as, const void* w, const float* ws, const int32_t* off,
                              const int32_t* cnt, void* out) const {
@@ -56,6 +58,8 @@ struct HostCase {
     p.offsets = layout == GroupedLayout::kContiguous ? off : nullptr;
     p.counts = cnt;
     p.out = out;
+    p.act_scale_layout = scale_layout;
+    p.act_scales_ld = scale_ld;
     return p;
   }
 };
@@ -117,6 +121,26 @@ HostCase make_case(GemmDtype dtype, GroupedLayout layout, int experts, int n, in
   return c;
 }
 
+// The fp8 case `c` (row-major scales) with its activation scales column-major, `pad` NaN
+// floats after each K block's rows (ld = rows or max_m + pad): a kernel reading a wrong index
+// meets NaN.
+HostCase with_column_major_scales(HostCase c, int64_t pad) {
+  const int kb = c.k / 128;
+  const bool masked = c.layout == GroupedLayout::kMasked;
+  const int64_t per_expert = masked ? c.max_m : c.rows, ld = per_expert + pad;
+  const int groups = masked ? c.experts : 1;
+  std::vector<float> cm(static_cast<size_t>(groups) * kb * ld, std::nanf(""));
+  for (int e = 0; e < groups; ++e) {
+    for (int64_t i = 0; i < per_expert; ++i) {
+      for (int b = 0; b < kb; ++b) cm[(int64_t{e} * kb + b) * ld + i] = c.act_scales[(e * per_expert + i) * kb + b];
+    }
+  }
+  c.act_scales = std::move(cm);
+  c.scale_layout = ScaleLayout::kColumnMajor;
+  c.scale_ld = ld;
+  return c;
+}
+
 // Device copies of a HostCase and its output.
 struct DeviceCase {
   DeviceArray<uint8_t> act, weights;
@@ -172,7 +196,7 @@ Expected expected_of(const HostCase& c) {
       for (int n = 0; n < c.n; ++n) {
         double abs_sum = 0;
         for (int k = 0; k < c.k; ++k) {
-          const float sa = c.dtype == GemmDtype::kFP8E4M3 ? c.act_scales[r * kb + k / 128] : 1.f;
+          const float sa = c.dtype == GemmDtype::kFP8E4M3 ? c.act_scales[hp.act_scale_strides().index(e, r, k / 128)] : 1.f;
           const float sb = c.dtype == GemmDtype::kFP8E4M3
                                ? c.weight_scales[(static_cast<size_t>(e) * nb + n / 128) * kb + k / 128]
                                : 1.f;
@@ -727,6 +751,55 @@ TEST(GroupedGemmGpu, InvalidRowTablesAreReportedNamingTheExpert) {
   ASSERT_TRUE(f2.has_value());
   EXPECT_NE(f2->find("expert 0 has counts = " + std::to_string(s.rows + 1)), std::string::npos) << *f2;
   EXPECT_NE(f2->find("leaves the " + std::to_string(s.rows) + " rows"), std::string::npos) << *f2;
+}
+
+// NOTE [activation scale layouts]: every fp8 kernel reading column-major activation scales (a
+// NaN-padded leading dimension) gives the bits of its row-major run, which matches the
+// reference: the wgmma tiles (192, 128 and 256 wide; tensor-copy scales asked for, which
+// column-major scales decline), the swap-AB split and pair kernels and the decode kernel, both
+// layouts. kAuto at a size where a CUTLASS tile would run takes the wgmma kernel; a CUTLASS tile
+// asked for is refused before launch, naming the layout.
+TEST(GroupedGemmGpu, ColumnMajorActivationScalesGiveTheRowMajorBits) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  struct Kernel {
+    GemmTile tile;
+    int expected_m, max_count, k = 640;  // 5 K blocks
+    const char *tile_n = "0", *scales = "cp_async";
+  };
+  // K = 2560 for the tensor-copy variant: 20 K blocks, so its row-major run takes them.
+  const Kernel kernels[] = {{GemmTile::kWgmma, 0, 200},
+                            {GemmTile::kWgmma, 0, 200, 640, "128"},
+                            {GemmTile::kWgmma, 0, 200, 640, "256"},
+                            {GemmTile::kWgmma, 0, 160, 2560, "192", "tma"},
+                            {GemmTile::kSwapAB, 8, 13},
+                            {GemmTile::kSwapAB, 32, 29},
+                            {GemmTile::kSwapAB, 64, 69},
+                            {GemmTile::kDecode, 8, 21},
+                            {GemmTile::kAuto, 100, 100}};
+  uint64_t seed = 90;
+  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+    for (const Kernel& kn : kernels) {
+      const test::EnvGuard tile_n("SYMMOE_GEMM_WGMMA_TILE_N", kn.tile_n), scales("SYMMOE_GEMM_WGMMA_SCALES", kn.scales);
+      const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, 384, kn.k, kn.max_count, false, seed++);
+      const std::string what = std::string(name(kn.tile)) + " " + name(layout) + " expected_m " +
+                               std::to_string(kn.expected_m) + " tile_n " + kn.tile_n + " scales " + kn.scales;
+      const std::vector<uint16_t> base = run(g, c, kn.tile, {}, kn.expected_m);
+      expect_matches(c, base, false, what + " (row-major scales)");
+      const HostCase cm = with_column_major_scales(c, 3);
+      expect_same_bits(c, run(g, cm, kn.tile, {}, kn.expected_m), base, what + " column-major scales",
+                       "row-major scales");
+    }
+  }
+  const HostCase cm =
+      with_column_major_scales(make_case(GemmDtype::kFP8E4M3, GroupedLayout::kContiguous, 3, 256, 256, 16, false, 99), 0);
+  DeviceCase d(cm);
+  GroupedGemmOptions o;
+  o.tile = GemmTile::kLargeM;
+  EXPECT_NE(test::error_text([&] { g.gemm.run(d.problem(cm), g.stream, o); })
+                .find("reads row-major activation scales only (act_scale_layout = kColumnMajor)"),
+            std::string::npos);
+  EXPECT_FALSE(g.rt.take_failure(g.stream).has_value());
 }
 
 TEST(GroupedGemmGpu, BadCallsFailBeforeLaunchWithNamedErrors) {

@@ -70,6 +70,37 @@ TEST(GroupedGemmProblem, ShapeAndDtypeRulesAreNamed) {
   EXPECT_EQ(p.rows(), 64);
 }
 
+TEST(GroupedGemmProblem, ActivationScaleLayoutsHaveTheirStridesAndLeadingDimension) {
+  GroupedGemmProblem p = fp8_problem();  // 64 rows, K / 128 = 56
+  ScaleStrides s = p.act_scale_strides();
+  EXPECT_EQ(s.index(3, 10, 5), 10 * 56 + 5);
+  p.act_scales_ld = 64;
+  EXPECT_NE(text(p).find("act_scales_ld = 64 is for column-major activation scales"), std::string::npos);
+  p.act_scale_layout = ScaleLayout::kColumnMajor;
+  EXPECT_EQ(text(p), "<no error>");
+  p.act_scales_ld = 63;
+  EXPECT_NE(text(p).find("column-major act_scales_ld = 63 is less than total_rows = 64"), std::string::npos);
+  p.act_scales_ld = 0;  // ld = total_rows
+  EXPECT_EQ(text(p), "<no error>");
+  EXPECT_EQ(p.act_scale_strides().index(3, 10, 5), 5 * 64 + 10);
+  p.act_scales_ld = 68;
+  EXPECT_EQ(p.act_scale_strides().index(3, 10, 5), 5 * 68 + 10);
+  // Masked, [E, K/128, ld]: expert 2's row 3 (act row 2 * 16 + 3) at K block 5.
+  p.layout = GroupedLayout::kMasked;
+  p.offsets = nullptr;
+  p.max_m = 16;
+  p.act_scales_ld = 15;
+  EXPECT_NE(text(p).find("column-major act_scales_ld = 15 is less than max_m = 16"), std::string::npos);
+  p.act_scales_ld = 20;
+  EXPECT_EQ(text(p), "<no error>");
+  EXPECT_EQ(p.act_scale_strides().index(2, 2 * 16 + 3, 5), (2 * 56 + 5) * 20 + 3);
+  p.act_scales_ld = 0;
+  EXPECT_EQ(p.act_scale_strides().index(2, 2 * 16 + 3, 5), (2 * 56 + 5) * 16 + 3);
+  p.dtype = GemmDtype::kBF16;
+  p.act_scales = p.weight_scales = nullptr;
+  EXPECT_NE(text(p).find("bf16 grouped GEMM takes no scales (act_scale_layout"), std::string::npos);
+}
+
 TEST(GroupedGemmProblem, RowTablesAreCheckedPerExpert) {
   GroupedGemmProblem p = fp8_problem();
   auto tables = [&](std::vector<int32_t> o, std::vector<int32_t> c) {

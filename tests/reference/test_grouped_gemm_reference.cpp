@@ -154,6 +154,60 @@ TEST(GroupedGemmReference, MaskedLayoutEqualsContiguous) {
   }
 }
 
+// The same fp8 problem with its activation scales column-major (NOTE [activation scale layouts]),
+// the padding between K blocks NaN: every output equals the row-major run's, bit for bit.
+TEST(GroupedGemmReference, ColumnMajorActivationScalesEqualRowMajor) {
+  Data d;
+  GroupedGemmProblem c = make(d, GemmDtype::kFP8E4M3, 4, 128, 384, false, 5);
+  grouped_gemm_reference(c);
+  const int kb = c.k / 128;
+  const float nan = std::nanf("");
+  // Contiguous: [K/128, ld], ld past total_rows.
+  const int64_t ld = c.total_rows + 3;
+  std::vector<float> cm(static_cast<size_t>(kb) * ld, nan);
+  for (int64_t r = 0; r < c.total_rows; ++r) {
+    for (int b = 0; b < kb; ++b) cm[b * ld + r] = d.act_scales[r * kb + b];
+  }
+  GroupedGemmProblem t = c;
+  std::vector<uint16_t> out(d.out.size(), kPoison);
+  t.act_scales = cm.data();
+  t.act_scale_layout = gemm::ScaleLayout::kColumnMajor;
+  t.act_scales_ld = ld;
+  t.out = out.data();
+  grouped_gemm_reference(t);
+  EXPECT_EQ(out, d.out);
+  // Masked: rows as [E, max_m, K], scales as [E, K/128, ld], ld past max_m.
+  const int max_m = 9, E = c.num_experts, K = c.k;
+  const int64_t mld = max_m + 2;
+  std::vector<uint8_t> act(static_cast<size_t>(E) * max_m * K, 0);
+  std::vector<float> mcm(static_cast<size_t>(E) * kb * mld, nan);
+  std::vector<uint16_t> mout(static_cast<size_t>(E) * max_m * c.n, kPoison);
+  for (int e = 0; e < E; ++e) {
+    for (int i = 0; i < d.counts[e]; ++i) {
+      const int64_t src = d.offsets[e] + i;
+      std::copy_n(d.act8.begin() + src * K, K, act.begin() + (int64_t{e} * max_m + i) * K);
+      for (int b = 0; b < kb; ++b) mcm[(int64_t{e} * kb + b) * mld + i] = d.act_scales[src * kb + b];
+    }
+  }
+  GroupedGemmProblem m = t;
+  m.layout = GroupedLayout::kMasked;
+  m.max_m = max_m;
+  m.total_rows = 0;
+  m.offsets = nullptr;
+  m.act = act.data();
+  m.act_scales = mcm.data();
+  m.act_scales_ld = mld;
+  m.out = mout.data();
+  grouped_gemm_reference(m);
+  for (int e = 0; e < E; ++e) {
+    for (int i = 0; i < d.counts[e]; ++i) {
+      for (int n = 0; n < c.n; ++n) {
+        ASSERT_EQ(mout[(int64_t{e} * max_m + i) * c.n + n], d.out[(d.offsets[e] + i) * c.n + n]) << "expert " << e;
+      }
+    }
+  }
+}
+
 // The bound the reference states for kernels: fp32 accumulation per 128-wide K block, promoted
 // with the block scales, then one bf16 rounding.
 TEST(GroupedGemmReference, StatedErrorBoundCoversTheFp32BlockPromotionRecipe) {

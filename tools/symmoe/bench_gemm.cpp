@@ -77,6 +77,7 @@ struct GemmOptions {
   std::vector<std::string> ops = {"gate_up", "down"};
   std::vector<GemmDtype> dtypes = {GemmDtype::kFP8E4M3, GemmDtype::kBF16};
   GroupedLayout layout = GroupedLayout::kContiguous;
+  gemm::ScaleLayout act_scales = gemm::ScaleLayout::kRowMajor;  // fp8 activation scales (--act-scales)
   gemm::GemmTile tile = gemm::GemmTile::kAuto;
   gemm::GemmRaster raster = gemm::GemmRaster::kAlongM;
   int swizzle = 1;
@@ -96,7 +97,7 @@ struct GemmOptions {
 constexpr const char* kGemmUsage =
     "usage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] [--hidden H] [--intermediate I] "
     "[--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] [--dtype fp8,bf16] "
-    "[--layout contiguous|masked] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
+    "[--layout contiguous|masked] [--act-scales row|col] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
     "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--warmup-ms MS] [--sms N] [--baselines cublas,deepgemm|none] "
     "[--no-baseline] [--no-early-launch] [--trace] [--power] [--dry-run] [--json FILE]";
 
@@ -104,7 +105,7 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
   if (help_requested(argv)) return print_usage(kGemmUsage);
   try {
     Args args(argv, {"no-baseline", "no-early-launch", "dry-run", "trace", "power"},
-              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "tile", "raster", "swizzle", "reps", "per-graph", "warmup-ms", "sms", "json", "baselines"});
+              {"model", "hidden", "intermediate", "m", "experts", "op", "dtype", "layout", "act-scales", "tile", "raster", "swizzle", "reps", "per-graph", "warmup-ms", "sms", "json", "baselines"});
     const std::string model = args.get("model").value_or(o->model.name);
     o->model = find_model(model);
     o->model.hidden = static_cast<int>(args.get_int("hidden", o->model.hidden, 128, 65536));
@@ -125,6 +126,10 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     const std::string layout = args.get("layout").value_or("contiguous");
     SYMMOE_CHECK(layout == "contiguous" || layout == "masked", "--layout '", layout, "': contiguous or masked");
     o->layout = layout == "masked" ? GroupedLayout::kMasked : GroupedLayout::kContiguous;
+    const std::string act_scales = args.get("act-scales").value_or("row");
+    SYMMOE_CHECK(act_scales == "row" || act_scales == "col", "--act-scales '", act_scales,
+                 "': row ([rows, K/128]) or col (K-block-major)");
+    o->act_scales = act_scales == "col" ? gemm::ScaleLayout::kColumnMajor : gemm::ScaleLayout::kRowMajor;
     const std::string tile = args.get("tile").value_or("auto");
     SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small" || tile == "decode" || tile == "wgmma" ||
                      tile == "swapab",
@@ -275,7 +280,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
   const bool fp8_any = std::count(o.dtypes.begin(), o.dtypes.end(), GemmDtype::kFP8E4M3) > 0;
   report.section(concat("grouped GEMM: ", o.model.name, " (hidden ", o.model.hidden, ", intermediate ",
                         o.model.intermediate, "), ", o.layout == GroupedLayout::kMasked ? "masked" : "contiguous",
-                        " layout, bf16 out", fp8_any ? "; fp8 = e4m3 with 1x128 activation and 128x128 weight scales" : ""));
+                        " layout, bf16 out",
+                        fp8_any ? concat("; fp8 = e4m3 with 1x128 activation (",
+                                         o.act_scales == gemm::ScaleLayout::kColumnMajor ? "column" : "row",
+                                         "-major) and 128x128 weight scales")
+                                : std::string()));
   report.line("FLOPs = 2 E M N K; Bytes = act + weights + out (+ fp8 scales), each once; HBM = Bytes / time; "
               "Wt% = weight bytes / time vs the d2d copy rate");
   report.line("Dense = cuBLASLt, one GEMM [E*M, K] x [N, K] (same FLOPs, one weight matrix, per-tensor scales); "
@@ -371,6 +380,8 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     p.max_m = o.layout == GroupedLayout::kMasked ? c.m : 0;
     p.act = act.p;
     p.act_scales = fp8 ? as.as<float>() : nullptr;
+    // Every scale holds the same value, so one buffer serves either layout (ld = its rows).
+    if (fp8) p.act_scale_layout = o.act_scales;
     p.weights = w.p;
     p.weight_scales = fp8 ? ws.as<float>() : nullptr;
     p.offsets = o.layout == GroupedLayout::kContiguous ? offsets.as<int32_t>() : nullptr;

@@ -16,6 +16,25 @@ enum class GemmDtype { kBF16, kFP8E4M3 };
 // CUDA graphs: shapes never change).
 enum class GroupedLayout { kContiguous, kMasked };
 
+// NOTE [activation scale layouts]: where the fp8 activation scale of (expert e, row, K block kb)
+// lives. kRowMajor — [rows, K / 128], DeepSeek-V3's: a row's scales are adjacent. kColumnMajor —
+// K-block-major, act_scales_ld floats from one K block to the next: kContiguous [K / 128, ld] with
+// ld >= total_rows, kMasked [E, K / 128, ld] with ld >= max_m (the layout quantizers write for
+// DeepGEMM, e.g. SGLang's column_major_scales, ld = rows rounded up to 4). Column-major scales
+// let the kernels read one K block's scales of consecutive rows in one coalesced access.
+// Every fp8 kernel reads both through ScaleStrides; the CUTLASS tiles (kLargeM, kSmallM) read
+// row-major only (GemmTile::kAuto takes our wgmma kernel instead).
+enum class ScaleLayout { kRowMajor, kColumnMajor };
+
+// Index of a scale in its array: row * row_stride + kb * kblock_stride + e * expert_stride, where
+// row is the row in act (kMasked: e * max_m + the row within the expert).
+struct ScaleStrides {
+  int64_t row_stride = 0, kblock_stride = 0, expert_stride = 0;
+  constexpr int64_t index(int e, int64_t row, int kb) const {
+    return row * row_stride + kb * kblock_stride + e * expert_stride;
+  }
+};
+
 // FP8 recipe (DeepSeek-V3): activations carry one fp32 scale per row and 128 columns
 // ([rows, K / 128]), weights one per 128 x 128 block ([E, N / 128, K / 128]); products are
 // accumulated in fp32 per 128-wide K block and promoted with a_scale * b_scale.
@@ -32,23 +51,27 @@ struct GroupedGemmProblem {
   int max_m = 0;
 
   const void* act = nullptr;            // bf16 or e4m3
-  const float* act_scales = nullptr;    // fp8: [rows, K / 128]
+  const float* act_scales = nullptr;    // fp8: act_scale_layout
   const void* weights = nullptr;        // [E, N, K] bf16 or e4m3
   const float* weight_scales = nullptr; // fp8: [E, N / 128, K / 128]
   const int32_t* offsets = nullptr;     // kContiguous: [E], first row of each expert
   const int32_t* counts = nullptr;      // [E]: rows of each expert (0 allowed)
   void* out = nullptr;                  // bf16, same rows as act, N columns
+  ScaleLayout act_scale_layout = ScaleLayout::kRowMajor;  // NOTE [activation scale layouts]
+  int64_t act_scales_ld = 0;  // kColumnMajor: floats per K block (0: total_rows / max_m); kRowMajor: 0
 
   // Rows of act and out: total_rows (kContiguous) or E * max_m (kMasked).
   int64_t rows() const;
   // 2 * sum(counts) * N * K for the host's counts (FLOPs of the useful rows).
   double flops(const int32_t* host_counts) const;
+  // The fp8 activation scales' strides (NOTE [activation scale layouts]).
+  ScaleStrides act_scale_strides() const;
 };
 
 // Checks before any launch: dtype-specific alignment (K and N multiples of 128 for the fp8
 // recipe, 8 for bf16 rows of 16 bytes), positive extents, present pointers and scales, pointer
-// alignment (16 bytes for matrices, 4 for scales and row tables). Throws symmoe::Error naming
-// the field, its value and the rule.
+// alignment (16 bytes for matrices, 4 for scales and row tables), the activation scales'
+// leading dimension. Throws symmoe::Error naming the field, its value and the rule.
 void validate_problem(const GroupedGemmProblem& p);
 
 // With host-visible counts/offsets (e.g. the reference, or a caller that knows them):
