@@ -7,6 +7,7 @@
 # the first, case by case and as a geometric mean.
 # A setting may name its own binary with SYMMOE_AB_BIN=<path relative to build/release> (e.g.
 # ../ab/symmoe_base, carried beside it): an A/B of two builds; the variable is not passed on.
+# SYMMOE_AB_ARG=--flag=value adds a bench argument to that setting (e.g. --act-scales=col).
 # Env: SETTINGS (default: the default tile against 128 x 256 overlapped), TILE (wgmma; auto
 # for the default choice per size, e.g. the swap-AB kernels at decode sizes), MS (256,1024,4096),
 # EXPERTS (8,32), ROUNDS (2), NAME (log name, default gemm_wgmma_env_ab), DG_EACH=1 (DeepGEMM in
@@ -22,11 +23,16 @@ mkdir -p "$(dirname "$0")/../../build/release" && cd "$(dirname "$0")/../../buil
 name=${NAME:-gemm_wgmma_env_ab}
 settings=${SETTINGS:-"default SYMMOE_GEMM_WGMMA_TILE_N=0
 w256 SYMMOE_GEMM_WGMMA_TILE_N=256"}
-# split_setting "VAR=value ...": bin (SYMMOE_AB_BIN, else tools/symmoe) and pass (the rest).
+# split_setting "VAR=value ...": bin (SYMMOE_AB_BIN, else tools/symmoe), args (each
+# SYMMOE_AB_ARG=--flag=value: a bench argument) and pass (the rest).
 split_setting() {
-  bin=tools/symmoe pass=
+  bin=tools/symmoe pass= args=
   for kv in $1; do
-    case $kv in SYMMOE_AB_BIN=*) bin=${kv#SYMMOE_AB_BIN=} ;; *) pass="$pass $kv" ;; esac
+    case $kv in
+      SYMMOE_AB_BIN=*) bin=${kv#SYMMOE_AB_BIN=} ;;
+      SYMMOE_AB_ARG=*) args="$args ${kv#SYMMOE_AB_ARG=}" ;;
+      *) pass="$pass $kv" ;;
+    esac
   done
 }
 missing=0
@@ -47,7 +53,7 @@ done <<<"$settings"
       split_setting "$envs"
       # shellcheck disable=SC2086
       env $pass timeout 300 "$bin" bench gemm --dtype fp8 --tile "${TILE:-wgmma}" --experts ${EXPERTS:-8,32} \
-        --m ${MS:-256,1024,4096} --reps ${REPS:-5} $([ "${POWER:-0}" = 1 ] && echo --power) $base --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
+        --m ${MS:-256,1024,4096} --reps ${REPS:-5} $([ "${POWER:-0}" = 1 ] && echo --power) $base $args --json "$OUT/envab_${tag}_r$round.json" 2>&1 |
         grep -E "^  (gate_up|down) |DeepGEMM 128x(128|192)|power ours|rror|^symmoe "
       base=--no-baseline
       [ "${DG_EACH:-0}" = 1 ] && base="--baselines deepgemm"
