@@ -126,6 +126,17 @@ TEST(GroupedGemmReference, Fp8WithBlockScalesMatchesAnIndependentDecoder) {
   expect_matches_naive(p, d.out);
 }
 
+// Problem `c` over masked rows [E, max_m, K] in `act`, writing `out`.
+GroupedGemmProblem as_masked(GroupedGemmProblem c, int max_m, const void* act, void* out) {
+  c.layout = GroupedLayout::kMasked;
+  c.max_m = max_m;
+  c.total_rows = 0;
+  c.offsets = nullptr;
+  c.act = act;
+  c.out = out;
+  return c;
+}
+
 TEST(GroupedGemmReference, MaskedLayoutEqualsContiguous) {
   Data d;
   GroupedGemmProblem c = make(d, GemmDtype::kBF16, 4, 16, 32, false, 3);
@@ -138,13 +149,7 @@ TEST(GroupedGemmReference, MaskedLayoutEqualsContiguous) {
       std::copy_n(d.act16.begin() + (d.offsets[e] + i) * 32, 32, act.begin() + (e * max_m + i) * 32);
     }
   }
-  GroupedGemmProblem m = c;
-  m.layout = GroupedLayout::kMasked;
-  m.max_m = max_m;
-  m.total_rows = 0;
-  m.offsets = nullptr;
-  m.act = act.data();
-  m.out = out.data();
+  const GroupedGemmProblem m = as_masked(c, max_m, act.data(), out.data());
   grouped_gemm_reference(m);
   expect_matches_naive(m, out);
   for (int e = 0; e < 4; ++e) {
@@ -189,15 +194,9 @@ TEST(GroupedGemmReference, ColumnMajorActivationScalesEqualRowMajor) {
       for (int b = 0; b < kb; ++b) mcm[(int64_t{e} * kb + b) * mld + i] = d.act_scales[src * kb + b];
     }
   }
-  GroupedGemmProblem m = t;
-  m.layout = GroupedLayout::kMasked;
-  m.max_m = max_m;
-  m.total_rows = 0;
-  m.offsets = nullptr;
-  m.act = act.data();
+  GroupedGemmProblem m = as_masked(t, max_m, act.data(), mout.data());
   m.act_scales = mcm.data();
   m.act_scales_ld = mld;
-  m.out = mout.data();
   grouped_gemm_reference(m);
   for (int e = 0; e < E; ++e) {
     for (int i = 0; i < d.counts[e]; ++i) {
