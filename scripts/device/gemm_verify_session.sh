@@ -6,17 +6,31 @@
 # Carry build/dev (stripped test_gemm_gpu) and build/release/tools/symmoe; run as
 #   SYMMOE_BUILD_COMMIT=<hash> scripts/device/gemm_verify_session.sh
 # Writes $OUT/test_gemm_gpu_<commit>.log, gemm_default_h200.{log,json} (H200), ncu_vs_<op>.{log,tgz}.
+# TESTS: the test binary (default build/dev/tests/test_gemm_gpu). AB_SETTINGS, when set: after
+# the tests, gemm_wgmma_env_ab.sh with those SETTINGS (NAME=gemm_verify_ab, large M, 20 replays,
+# --power, 2 rounds, no baselines) before the bench and Nsight Compute. The call prepared on
+# 2026-12-07 (column-major activation scales, NOTE [activation scale layouts]; not run: no
+# machine started), carrying ["build/ab", "build/dev"] (build/dev: e9db52f, before the change):
+#   b=SYMMOE_AB_BIN=../ab/symmoe_cms NCU_SHAPES=" " TESTS=build/ab/test_gemm_gpu_cms \
+#   AB_SETTINGS="base SYMMOE_AB_BIN=../dev/tools/symmoe"$'\n'"row $b"$'\n'"col $b SYMMOE_AB_ARG=--act-scales=col" \
+#   SYMMOE_BUILD_COMMIT=7f4d5e2 scripts/device/gemm_verify_session.sh
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
 c=${SYMMOE_BUILD_COMMIT:-unknown}
 status=0
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
-timeout 240 "$root/build/dev/tests/test_gemm_gpu" > "$OUT/test_gemm_gpu_$c.log" 2>&1 || status=1
+timeout 240 "$root/${TESTS:-build/dev/tests/test_gemm_gpu}" > "$OUT/test_gemm_gpu_$c.log" 2>&1 || status=1
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure" "$OUT/test_gemm_gpu_$c.log" | head
+if [ -n "${AB_SETTINGS:-}" ]; then
+  SETTINGS=$AB_SETTINGS NAME=gemm_verify_ab NOBASE=1 MS=1024,4096 REPS=20 POWER=1 ROUNDS=2 \
+    "$root/scripts/device/gemm_wgmma_env_ab.sh" > /dev/null || status=1
+  python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_verify_ab.log" | tail -20
+fi
 shapes=${NCU_SHAPES:-down:8:4096 gate_up:8:4096}
 if [[ $gpu == *H200* ]]; then
-  SYMMOE_BUILD_COMMIT=$c PARTS=default "$root/scripts/device/gemm_stagger_session.sh" | tail -40 || status=1
+  [ -x "$root/build/release/tools/symmoe" ] || echo "gemm_verify_session: no build/release/tools/symmoe carried: no default bench" >&2
+  [ -x "$root/build/release/tools/symmoe" ] && SYMMOE_BUILD_COMMIT=$c PARTS=default "$root/scripts/device/gemm_stagger_session.sh" | tail -40 || status=1
   shapes=${shapes%% *}
 fi
 for sh in $shapes; do
