@@ -36,7 +36,7 @@ struct ScaleStrides {
 };
 
 // FP8 recipe (DeepSeek-V3): activations carry one fp32 scale per row and 128 columns
-// ([rows, K / 128]), weights one per 128 x 128 block ([E, N / 128, K / 128]); products are
+// ([rows, K / 128] or column-major: NOTE [activation scale layouts]), weights one per 128 x 128 block ([E, N / 128, K / 128]); products are
 // accumulated in fp32 per 128-wide K block and promoted with a_scale * b_scale.
 inline constexpr int kFp8ScaleBlock = 128;
 
