@@ -140,6 +140,10 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
               : tile == "wgmma"  ? gemm::GemmTile::kWgmma
               : tile == "swapab" ? gemm::GemmTile::kSwapAB
                                  : gemm::GemmTile::kAuto;
+    const bool cutlass_tile = o->tile == gemm::GemmTile::kLargeM || o->tile == gemm::GemmTile::kSmallM;
+    SYMMOE_CHECK(o->act_scales == gemm::ScaleLayout::kRowMajor || !cutlass_tile ||
+                     std::count(o->dtypes.begin(), o->dtypes.end(), GemmDtype::kFP8E4M3) == 0,
+                 "--act-scales col with --tile ", tile, ": the CUTLASS tiles read row-major scales only");
     const std::string raster = args.get("raster").value_or("m");
     SYMMOE_CHECK(raster == "m" || raster == "n", "--raster '", raster, "': m or n");
     o->raster = raster == "n" ? gemm::GemmRaster::kAlongN : gemm::GemmRaster::kAlongM;
