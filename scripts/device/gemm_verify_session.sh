@@ -13,7 +13,7 @@
 # machine started), carrying ["build/ab", "build/dev"] (build/dev: e9db52f, before the change):
 #   b=SYMMOE_AB_BIN=../ab/symmoe_cms NCU_SHAPES=" " TESTS=build/ab/test_gemm_gpu_cms \
 #   AB_SETTINGS="base SYMMOE_AB_BIN=../dev/tools/symmoe"$'\n'"row $b"$'\n'"col $b SYMMOE_AB_ARG=--act-scales=col" \
-#   SYMMOE_BUILD_COMMIT=7f4d5e2 scripts/device/gemm_verify_session.sh
+#   SYMMOE_BUILD_COMMIT=0f24034 scripts/device/gemm_verify_session.sh
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
 c=${SYMMOE_BUILD_COMMIT:-unknown}
