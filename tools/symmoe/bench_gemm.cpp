@@ -92,6 +92,7 @@ struct GemmOptions {
   bool power = false;
   int warmup_ms = kDefaultWarmupMs;  // each section replayed this long before it is timed (Timing)
   std::string json;
+  bool fp8_any() const { return std::count(dtypes.begin(), dtypes.end(), GemmDtype::kFP8E4M3) > 0; }
 };
 
 constexpr const char* kGemmUsage =
@@ -141,8 +142,7 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
               : tile == "swapab" ? gemm::GemmTile::kSwapAB
                                  : gemm::GemmTile::kAuto;
     const bool cutlass_tile = o->tile == gemm::GemmTile::kLargeM || o->tile == gemm::GemmTile::kSmallM;
-    SYMMOE_CHECK(o->act_scales == gemm::ScaleLayout::kRowMajor || !cutlass_tile ||
-                     std::count(o->dtypes.begin(), o->dtypes.end(), GemmDtype::kFP8E4M3) == 0,
+    SYMMOE_CHECK(o->act_scales == gemm::ScaleLayout::kRowMajor || !cutlass_tile || !o->fp8_any(),
                  "--act-scales col with --tile ", tile, ": the CUTLASS tiles read row-major scales only");
     const std::string raster = args.get("raster").value_or("m");
     SYMMOE_CHECK(raster == "m" || raster == "n", "--raster '", raster, "': m or n");
@@ -281,7 +281,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
   if (const int rc = parse_gemm(argv, &o); rc != kParsed) return rc;
   const auto all = cases(o);
   Report report("symmoe bench gemm");
-  const bool fp8_any = std::count(o.dtypes.begin(), o.dtypes.end(), GemmDtype::kFP8E4M3) > 0;
+  const bool fp8_any = o.fp8_any();
   report.section(concat("grouped GEMM: ", o.model.name, " (hidden ", o.model.hidden, ", intermediate ",
                         o.model.intermediate, "), ", o.layout == GroupedLayout::kMasked ? "masked" : "contiguous",
                         " layout, bf16 out",
