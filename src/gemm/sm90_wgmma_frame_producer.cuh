@@ -193,9 +193,8 @@ SYMMOE_DEVICE void copy_scales(const GroupSource& src, const Smem<Shape>& sm, co
       }
       break;
     }
-    const GroupRows rows = sm.expert_rows(t.pos.e);
-    const int64_t m0 = int64_t{t.pos.mb} * kBM;
-    const int64_t n0 = int64_t{t.pos.nb} * Shape::kBN;
+    const TileScaleSource from = tile_scale_source(src, sm.expert_rows(t.pos.e), int64_t{t.pos.mb} * kBM,
+                                                   int64_t{t.pos.nb} * Shape::kBN, t.pos.e, kblocks, lane);
     bool failed = false;
     for (int kb = 0; kb < kblocks; ++kb) {
       const int s = ring.s;
@@ -203,8 +202,7 @@ SYMMOE_DEVICE void copy_scales(const GroupSource& src, const Smem<Shape>& sm, co
         failed = true;
         break;
       }
-      copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, rows, m0, n0, t.pos.e, kb, kblocks,
-                               &sm.full[s], lane);
+      copy_block_scales<Shape>(sm.scales + s * Shape::kScaleFloats, src, from, kb, &sm.full[s], lane);
       ring.advance();
     }
     if (failed) break;

@@ -28,22 +28,44 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 // twice): tensor copies 0.98x (128 x 256 overlapped) and 0.99x (128 x 192) of cp.async,
 // geometric means over 12 cases each: the scale warp's 128 copies per K block are not what
 // limits the kernel, so cp.async stays the default.
+// What one lane of the scaler reads for a tile, set once per tile so that a K block costs its
+// copies and one multiply-add, not the full index of each (bench/RESULTS.md, "Column-major
+// activation scales"): the activation scale of the lane's first
+// row (tile row `lane`) in K block 0 — row lane + 32 i lies 32 i row strides on — the tile's
+// rows inside the expert, and for lanes 0 and 1 weight-scale block nb0 + lane's K block 0 and
+// whether that block starts inside N.
+struct TileScaleSource {
+  const float* act;
+  const float* weight;
+  int live_rows;
+  bool weight_live;
+};
+
+SYMMOE_DEVICE TileScaleSource tile_scale_source(const GroupSource& src, GroupRows rows, int64_t m0, int64_t n0, int e,
+                                                int kblocks, int lane) {
+  const int64_t nb = n0 / kFp8ScaleBlock + lane;
+  TileScaleSource t;
+  t.act = src.act_scales + src.act_scale.index(e, rows.row0 + m0 + lane, 0);
+  t.weight = src.weight_scales + (int64_t{e} * (src.n / kFp8ScaleBlock) + nb) * kblocks;
+  t.live_rows = static_cast<int>(rows.count - m0 < kBM ? rows.count - m0 : kBM);
+  t.weight_live = lane < 2 && nb * kFp8ScaleBlock < src.n;
+  return t;
+}
+
+// K block kb's scales into the stage at dst (NOTE [wgmma stage scales]); rows past the expert's
+// count and weight blocks past N are zero-filled from the tensor's first float.
 template <class Shape>
-SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, GroupRows rows, int64_t m0, int64_t n0,
-                                     int e, int kb, int kblocks, uint64_t* full, int lane) {
+SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, const TileScaleSource& t, int kb,
+                                     uint64_t* full, int lane) {
   constexpr int kCols = Shape::kScaleCols;
+  const float* a = t.act + kb * src.act_scale.kblock_stride;
 #pragma unroll
   for (int i = 0; i < kBM / 32; ++i) {
     const int r = 32 * i + lane;
-    const bool live = m0 + r < rows.count;
-    const float* p_src = src.act_scales + (live ? src.act_scale.index(e, rows.row0 + m0 + r, kb) : 0);
-    tma::cp_async_4(dst + kCols * r + kb % kCols, p_src, live);
+    const bool live = r < t.live_rows;
+    tma::cp_async_4(dst + kCols * r + kb % kCols, live ? a + 32 * i * src.act_scale.row_stride : src.act_scales, live);
   }
-  const int64_t nb0 = n0 / kFp8ScaleBlock;  // first weight-scale block of the tile
-  if (lane < 2) {
-    const float* sb = src.weight_scales + (int64_t{e} * (src.n / kFp8ScaleBlock) + nb0 + lane) * kblocks + kb;
-    tma::cp_async_4(dst + Shape::kWeightScaleAt + kCols * lane + kb % kCols, sb, (nb0 + lane) * kFp8ScaleBlock < src.n);
-  }
+  if (lane < 2) tma::cp_async_4(dst + Shape::kWeightScaleAt + kCols * lane + kb % kCols, t.weight + kb, t.weight_live);
   tma::cp_async_arrive_noinc(full);
 }
 
