@@ -67,7 +67,8 @@ SYMMOE_DEVICE void copy_block_scales(float* dst, const GroupSource& src, const T
   for (int i = 0; i < kBM / 32; ++i) {
     const int r = 32 * i + lane;
     const bool live = r < t.live_rows;
-    tma::cp_async_4(dst + kCols * r + kb % kCols, live ? a + 32 * i * src.act_scale.row_stride : src.act_scales, live);
+    tma::cp_async_4(dst + kCols * r + kb % kCols, live ? a : src.act_scales, live);
+    a += 32 * src.act_scale.row_stride;
   }
   if (lane < 2) tma::cp_async_4(dst + Shape::kWeightScaleAt + kCols * lane + kb % kCols, t.weight + kb, t.weight_live);
   tma::cp_async_arrive_noinc(full);
