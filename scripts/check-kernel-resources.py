@@ -20,15 +20,7 @@ import shutil
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def find_cuobjdump(given):
-    for path in (given, os.environ.get("CUOBJDUMP"), os.path.join(ROOT, "third_party/cuobjdump/cuobjdump"),
-                 shutil.which("cuobjdump")):
-        if path and os.access(path, os.X_OK):
-            return path
-    sys.exit("check-kernel-resources: no cuobjdump (run scripts/fetch-cuobjdump.sh, or set CUOBJDUMP)")
+from cuda_binutils import ROOT, find_tool
 
 
 def read_allowlist(path):
@@ -80,7 +72,7 @@ def main():
     ap.add_argument("--allow", default=os.path.join(ROOT, "scripts/kernel-resources-allow.txt"))
     ap.add_argument("binaries", nargs="+")
     args = ap.parse_args()
-    cuobjdump = find_cuobjdump(args.cuobjdump)
+    cuobjdump = find_tool("cuobjdump", args.cuobjdump, "check-kernel-resources")
     allow = read_allowlist(args.allow)
     funcs = [f for b in args.binaries for f in resource_usage(cuobjdump, b)]
     if not funcs:
