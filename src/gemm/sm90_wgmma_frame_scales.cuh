@@ -30,10 +30,11 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 // limits the kernel, so cp.async stays the default.
 
 // What one lane of the scaler reads for a tile, set once per tile so that a K block costs its
-// copies and one multiply-add. The scaler's K-block loop is on the kernel's critical path: the
-// full index per copy (three 64-bit multiply-adds each, 25 more instructions per K block, the
-// consumers' SASS unchanged) ran the 128 x 192 kernel at 0.92x (0.88x per GHz) on an H100; this
-// form at 1.00x (1.01x) of the build before either (bench/RESULTS.md, "Column-major activation
+// copies, one multiply-add and a running step (NOTE [scaler loop guard] holds the loop's length).
+// The scaler's K-block loop is on the kernel's critical path: the full index per copy (three
+// 64-bit multiply-adds each, 25 more instructions per K block, the consumers' SASS unchanged)
+// ran the 128 x 192 kernel at 0.92x (0.88x per GHz) on an H100; sources set once per tile at
+// 1.00x (1.01x) of the build before either (bench/RESULTS.md, "Column-major activation
 // scales"). Held: the activation scale of the lane's first row (tile row `lane`) in K block 0 —
 // row lane + 32 i lies 32 i row strides on —, the tile's rows inside the expert, and for lanes 0
 // and 1 weight-scale block nb0 + lane's K block 0 and whether that block starts inside N.
