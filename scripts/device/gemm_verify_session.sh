@@ -9,18 +9,22 @@
 # TESTS: the test binary (default build/dev/tests/test_gemm_gpu). AB_SETTINGS, when set: after
 # the tests, gemm_wgmma_env_ab.sh with those SETTINGS (NAME=gemm_verify_ab, large M, 20 replays,
 # --power, 2 rounds, no baselines) before the bench and Nsight Compute. The call prepared on
-# 2026-12-07 (column-major activation scales, NOTE [activation scale layouts]; not run: no
-# machine started), carrying ["build/ab", "build/dev"] (build/dev: e9db52f, before the change):
-#   b=SYMMOE_AB_BIN=../ab/symmoe_cms NCU_SHAPES=" " TESTS=build/ab/test_gemm_gpu_cms \
-#   AB_SETTINGS="base SYMMOE_AB_BIN=../dev/tools/symmoe"$'\n'"row $b"$'\n'"col $b SYMMOE_AB_ARG=--act-scales=col" \
-#   SYMMOE_BUILD_COMMIT=0f24034 scripts/device/gemm_verify_session.sh
+# 2026-12-07 (a3ca070's scaler step, not yet run: bench/RESULTS.md "Column-major activation
+# scales, measured"), carrying ["build/ab"] (symmoe_sc: eff33e7, measured; symmoe_va and
+# test_gemm_gpu_va: a3ca070, stripped) and, on an H200, build/release/tools/symmoe for the bench:
+#   TESTS=build/ab/test_gemm_gpu_va NCU_SHAPES=" " SYMMOE_BUILD_COMMIT=a3ca070 \
+#   AB_SETTINGS="sc SYMMOE_AB_BIN=../ab/symmoe_sc"$'\n'"va SYMMOE_AB_BIN=../ab/symmoe_va" \
+#   scripts/device/gemm_verify_session.sh
+# The whole GPU suite takes ~270 s on an H100 (TEST_TIMEOUT, default 360), the A/B ~70 s, the
+# H200 bench up to 240 s: past 600 s together, so on an H200 give the bench its own call
+# (SYMMOE_BUILD_COMMIT=<hash> PARTS=default scripts/device/gemm_stagger_session.sh).
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
 c=${SYMMOE_BUILD_COMMIT:-unknown}
 status=0
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
-timeout 240 "$root/${TESTS:-build/dev/tests/test_gemm_gpu}" > "$OUT/test_gemm_gpu_$c.log" 2>&1 || status=1
+timeout "${TEST_TIMEOUT:-360}" "$root/${TESTS:-build/dev/tests/test_gemm_gpu}" > "$OUT/test_gemm_gpu_$c.log" 2>&1 || status=1
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure" "$OUT/test_gemm_gpu_$c.log" | head
 if [ -n "${AB_SETTINGS:-}" ]; then
   SETTINGS=$AB_SETTINGS NAME=gemm_verify_ab NOBASE=1 MS=1024,4096 REPS=20 POWER=1 ROUNDS=2 \
