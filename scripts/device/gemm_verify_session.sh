@@ -14,10 +14,11 @@
 # test_gemm_gpu_va: a3ca070, stripped) and, on an H200, build/release/tools/symmoe for the bench:
 #   TESTS=build/ab/test_gemm_gpu_va NCU_SHAPES=" " SYMMOE_BUILD_COMMIT=a3ca070 \
 #   AB_SETTINGS="sc SYMMOE_AB_BIN=../ab/symmoe_sc"$'\n'"va SYMMOE_AB_BIN=../ab/symmoe_va"$'\n'\
-#   "relpost SYMMOE_AB_BIN=../ab/symmoe_relpost"$'\n'"ssleep SYMMOE_AB_BIN=../ab/symmoe_ssleep" \
-#   scripts/device/gemm_verify_session.sh
-# with the two probes of the scaler's scheduler sharing (bench/RESULTS.md, "Column-major
-# activation scales, measured"; scripts/build-probes.sh, relpost with PROBE_TESTS=1).
+#   "relpost SYMMOE_AB_BIN=../ab/symmoe_relpost"$'\n'"ssleep SYMMOE_AB_BIN=../ab/symmoe_ssleep"$'\n'\
+#   "tma SYMMOE_AB_BIN=../ab/symmoe_va SYMMOE_GEMM_WGMMA_SCALES=tma" scripts/device/gemm_verify_session.sh
+# with the two probes of the scaler's scheduler sharing and the tensor-copy scales, which leave
+# the scaler idle (bench/RESULTS.md, "Column-major activation scales, measured";
+# scripts/build-probes.sh, relpost with PROBE_TESTS=1).
 # The whole GPU suite takes ~270 s on an H100 (TEST_TIMEOUT, default 360), the A/B ~70 s, the
 # H200 bench up to 240 s: past 600 s together, so on an H200 give the bench its own call
 # (SYMMOE_BUILD_COMMIT=<hash> PARTS=default scripts/device/gemm_stagger_session.sh).
