@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of the analysis scripts that A/B conclusions and trace summaries rest on
-(scripts/analysis/wgmma_trace.py, scripts/analysis/ab_ratio.py), on synthetic inputs whose
-answers are known in closed form."""
+(scripts/analysis/wgmma_trace.py, scripts/analysis/ab_ratio.py, sass_compare.py) and of the
+scaler loop guard's count (scripts/check-scaler-loop.py), on synthetic inputs whose answers are
+known in closed form."""
 import importlib.util
 import io
 import math
@@ -24,6 +25,7 @@ def load(name):
 
 
 wgmma_trace = load("wgmma_trace")
+sass_listing = load("sass_listing")
 ab_ratio = load("ab_ratio")
 sass_compare = load("sass_compare")
 
@@ -226,6 +228,39 @@ class SassCompareTest(unittest.TestCase):
         k = sass_compare.read_kernels(self.write(listing({"_Z1fv": ["IADD3 R1, R1, 0x1, RZ", "EXIT"]})))
         with self.assertRaises(ValueError):
             sass_compare.hot_path(k["_Z1fv"])
+
+
+def load_script(name):
+    """A build check from scripts/ (hyphenated file name; it imports scripts/cuda_binutils.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), os.path.join(ROOT, "scripts", name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+check_scaler_loop = load_script("check-scaler-loop")
+
+# A scaler loop of NOTE [scaler loop guard]: the bounded wait's tries (the last one counts), the
+# copies, the arrival; a later arrival (another loop) must not count.
+SCALER = ["SYNCS.PHASECHK.TRANS64.TRYWAIT P5, [R10+URZ], R3", "@P5 BRA 0x40",
+          "SYNCS.PHASECHK.TRANS64.TRYWAIT P5, [R10+URZ], R2", "@!P5 BRA 0x20", "IMAD.WIDE.U32 R4, R14, UR10, R2",
+          "LDGSTS.E [R10], desc[UR38][R4.64], !P0", "LDGSTS.E [R36], desc[UR38][R4.64], !P1", "BSYNC B0",
+          "ARRIVES.LDGSTSBAR.64.ARVCNT [UR8]", "IADD3 R1, R1, 0x1, RZ", "ARRIVES.LDGSTSBAR.64.ARVCNT [UR9]"]
+
+
+class ScalerLoopGuardTest(unittest.TestCase):
+    def kernels(self, bodies):
+        return sass_listing.parse(listing(bodies))
+
+    def test_counts_from_the_last_try_to_the_first_arrival(self):
+        k = self.kernels({"_Z1fv": ["EXIT"] + SCALER})
+        self.assertEqual(check_scaler_loop.scaler_loop_length(k["_Z1fv"]), 5)
+
+    def test_no_arrival_or_no_wait_is_no_loop(self):
+        k = self.kernels({"_Z1fv": SCALER[:8], "_Z1gv": SCALER[4:]})
+        self.assertIsNone(check_scaler_loop.scaler_loop_length(k["_Z1fv"]))
+        self.assertIsNone(check_scaler_loop.scaler_loop_length(k["_Z1gv"]))
 
 
 if __name__ == "__main__":
