@@ -62,7 +62,11 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
                : TileChoice{tile, 128, 256, 64, "bf16 128x256x64 cooperative, cluster 1x2"};
 }
 
-TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count) {
+namespace {
+
+bool is_cutlass_tile(GemmTile t) { return t == GemmTile::kLargeM || t == GemmTile::kSmallM; }
+
+TileChoice choose_tile_by_shape(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count) {
   const TileChoice large = describe_tile(dtype, GemmTile::kLargeM);
   const TileChoice small = describe_tile(dtype, GemmTile::kSmallM);
   auto tiles = [&](const TileChoice& c) {
@@ -75,6 +79,17 @@ TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, 
   if (expected_m < wgmma_min_m) return large;
   return dtype == GemmDtype::kFP8E4M3 ? describe_fp8_wgmma({expected_m, num_experts, n, sm_count})
                                       : describe_tile(dtype, GemmTile::kWgmma);
+}
+
+}  // namespace
+
+TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count, ScaleLayout act_scales) {
+  const TileChoice by_shape = choose_tile_by_shape(dtype, expected_m, num_experts, n, sm_count);
+  // NOTE [activation scale layouts]: the CUTLASS tiles read row-major scales only.
+  if (dtype == GemmDtype::kFP8E4M3 && act_scales == ScaleLayout::kColumnMajor && is_cutlass_tile(by_shape.tile)) {
+    return describe_fp8_wgmma({expected_m, num_experts, n, sm_count});
+  }
+  return by_shape;
 }
 
 GroupedGemm::GroupedGemm(runtime::DeviceRuntime& rt, int max_experts) : rt_(&rt), max_experts_(max_experts) {
@@ -130,20 +145,18 @@ TileChoice GroupedGemm::run(const GroupedGemmProblem& p, cudaStream_t stream, co
                                                   : static_cast<int>(ceil_div(std::max<int64_t>(p.total_rows, 1), p.num_experts));
   }
   if (o.tile == GemmTile::kAuto) {
-    tile = choose_tile(p.dtype, expected, p.num_experts, p.n, plan.usable);
+    tile = choose_tile(p.dtype, expected, p.num_experts, p.n, plan.usable, p.act_scale_layout);
   } else if (p.dtype == GemmDtype::kFP8E4M3 && o.tile == GemmTile::kWgmma) {
     tile = describe_fp8_wgmma({expected, p.num_experts, p.n, plan.usable});
   } else {
     tile = describe_tile(p.dtype, o.tile);
   }
-  if (p.act_scale_layout == ScaleLayout::kColumnMajor &&
-      (tile.tile == GemmTile::kLargeM || tile.tile == GemmTile::kSmallM)) {
-    // NOTE [activation scale layouts]: the CUTLASS tiles read row-major scales only.
-    SYMMOE_CHECK(o.tile == GemmTile::kAuto, "grouped GEMM tile ", tile.name,
-                 " reads row-major activation scales only (act_scale_layout = kColumnMajor): use GemmTile::kAuto, "
-                 "kWgmma, kSwapAB or kDecode");
-    tile = describe_fp8_wgmma({expected, p.num_experts, p.n, plan.usable});
-  }
+  // NOTE [activation scale layouts]: the CUTLASS tiles read row-major scales only (kAuto never
+  // takes them for column-major scales).
+  SYMMOE_CHECK(p.act_scale_layout != ScaleLayout::kColumnMajor || !is_cutlass_tile(tile.tile),
+               "grouped GEMM tile ", tile.name,
+               " reads row-major activation scales only (act_scale_layout = kColumnMajor): use GemmTile::kAuto, "
+               "kWgmma, kSwapAB or kDecode");
   if (p.rows() == 0) return tile;  // nothing to compute (also no pointer to read)
 
   sm90::GroupSource src{};

@@ -35,6 +35,31 @@ TEST(GroupedGemm, TheHeuristicPicksSwapAbForDecodeSmallTilesForFewTilesAndWgmmaF
   EXPECT_EQ(choose_tile(GemmDtype::kBF16, 100, 2, 512, 132).tile, GemmTile::kSmallM);
 }
 
+TEST(GroupedGemm, ColumnMajorActivationScalesNeverTakeACutlassTile) {
+  // NOTE [activation scale layouts]: where the shape alone takes kLargeM or kSmallM, column-major
+  // scales take the wgmma kernel; elsewhere the layout changes nothing.
+  constexpr ScaleLayout kCol = ScaleLayout::kColumnMajor;
+  struct Shape {
+    int m, experts, n;
+    GemmTile row_major;
+  };
+  for (const Shape s : {Shape{65, 32, 4096, GemmTile::kLargeM}, Shape{kWgmmaMinM - 1, 8, 4096, GemmTile::kLargeM},
+                        Shape{kSwapAbMaxM + 1, 1, 256, GemmTile::kSmallM}, Shape{1024, 1, 256, GemmTile::kSmallM}}) {
+    SCOPED_TRACE(testing::Message() << s.m << " rows x " << s.experts << " experts, N " << s.n);
+    ASSERT_EQ(choose_tile(GemmDtype::kFP8E4M3, s.m, s.experts, s.n, 132).tile, s.row_major);
+    const TileChoice col = choose_tile(GemmDtype::kFP8E4M3, s.m, s.experts, s.n, 132, kCol);
+    EXPECT_EQ(col.tile, GemmTile::kWgmma);
+    EXPECT_EQ(col.tile_m, kWgmmaTileRows);
+    EXPECT_TRUE(col.tile_n == 192 || col.tile_n == 256) << col.tile_n;
+  }
+  for (const int m : {8, 64, 1024, 4096}) {
+    const TileChoice row = choose_tile(GemmDtype::kFP8E4M3, m, 8, 7168, 132);
+    const TileChoice col = choose_tile(GemmDtype::kFP8E4M3, m, 8, 7168, 132, kCol);
+    EXPECT_EQ(col.tile, row.tile) << m;
+    EXPECT_EQ(col.tile_n, row.tile_n) << m;
+  }
+}
+
 // Inside a family: the swap-AB split kernels up to 32 rows per expert, and at 33-64 rows where
 // the pairs would walk static ranges (fewer than 12 items per SM: deepseek-v3's 8 experts, not
 // 32; pairs there, where the activation tile fills half a split stage), the bf16 wgmma kernel's

@@ -46,12 +46,15 @@ struct TileChoice {
 // `sm_count` SMs without a tile; else kLargeM — or our wgmma kernels (kWgmma) from kWgmmaMinM
 // (fp8) / kBf16WgmmaMinM (bf16) rows per expert (bench/RESULTS.md; fp8 below 128 rows was not
 // measured against CUTLASS). kDecode is no longer chosen (kSwapAB leads it at every measured
-// size) and stays selectable.
+// size) and stays selectable. Column-major activation scales (NOTE [activation scale layouts])
+// take kWgmma wherever the shape would take kLargeM or kSmallM: the CUTLASS tiles read
+// row-major scales only.
 inline constexpr int kSwapAbMaxM = 64;
 inline constexpr int kDecodeMaxM = 8;
 inline constexpr int kWgmmaMinM = 128;
 inline constexpr int kBf16WgmmaMinM = 256;
-TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count);
+TileChoice choose_tile(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count,
+                       ScaleLayout act_scales = ScaleLayout::kRowMajor);
 
 // Within a tile family, what the auto settings take from the shape (bench/RESULTS.md):
 // kSwapAB's split kernels (SYMMOE_GEMM_SWAPAB_SCHEDULE = auto) up to kSwapAbSplitMaxM rows per
