@@ -22,6 +22,7 @@
 # The whole GPU suite takes ~270 s on an H100 (TEST_TIMEOUT, default 360), the A/B ~70 s, the
 # H200 bench up to 240 s: past 600 s together, so on an H200 give the bench its own call
 # (SYMMOE_BUILD_COMMIT=<hash> PARTS=default scripts/device/gemm_stagger_session.sh).
+set -o pipefail  # a failed step under "| tail" still counts
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
 c=${SYMMOE_BUILD_COMMIT:-unknown}
@@ -37,8 +38,11 @@ if [ -n "${AB_SETTINGS:-}" ]; then
 fi
 shapes=${NCU_SHAPES:-down:8:4096 gate_up:8:4096}
 if [[ $gpu == *H200* ]]; then
-  [ -x "$root/build/release/tools/symmoe" ] || echo "gemm_verify_session: no build/release/tools/symmoe carried: no default bench" >&2
-  [ -x "$root/build/release/tools/symmoe" ] && SYMMOE_BUILD_COMMIT=$c PARTS=default "$root/scripts/device/gemm_stagger_session.sh" | tail -40 || status=1
+  if [ -x "$root/build/release/tools/symmoe" ]; then
+    SYMMOE_BUILD_COMMIT=$c PARTS=default "$root/scripts/device/gemm_stagger_session.sh" | tail -40 || status=1
+  else
+    echo "gemm_verify_session: no build/release/tools/symmoe carried: no default bench" >&2
+  fi
   shapes=${shapes%% *}
 fi
 for sh in $shapes; do
