@@ -198,20 +198,32 @@ SYMMOE_DEVICE void issue_block_rs(float (&d)[Shape::kBatchN / 2], const uint32_t
   wgmma::commit();
 }
 
-// acc += part * scale over kJ 8-column groups: rows lo / hi take (lo0, hi0) below group kSplit
-// and (lo1, hi1) from it on (the weight-scale block boundary): the rolled and overlapped
-// mainloops (the unrolled one: promote_thirds below).
+// The scales of one 8-column group's fragment: its row lo (elements 0, 1) and row hi (2, 3).
+struct RowScales {
+  float lo, hi;
+};
+
+// acc += part * scale over kJ 8-column groups of a wgmma fragment, group j's scales scale_of(j)
+// (a compile-time choice once unrolled); kFirst: acc = part * scale (a tile's first K block).
+template <int kJ, bool kFirst, class ScaleOf>
+SYMMOE_DEVICE void promote_groups(float (&acc)[4 * kJ], const float (&part)[4 * kJ], ScaleOf scale_of) {
+  auto add = [](float a, float q, float s) { return kFirst ? q * s : a + q * s; };
+#pragma unroll
+  for (int j = 0; j < kJ; ++j) {
+    const RowScales s = scale_of(j);
+    acc[4 * j + 0] = add(acc[4 * j + 0], part[4 * j + 0], s.lo);
+    acc[4 * j + 1] = add(acc[4 * j + 1], part[4 * j + 1], s.lo);
+    acc[4 * j + 2] = add(acc[4 * j + 2], part[4 * j + 2], s.hi);
+    acc[4 * j + 3] = add(acc[4 * j + 3], part[4 * j + 3], s.hi);
+  }
+}
+
+// Rows lo / hi take (lo0, hi0) below group kSplit and (lo1, hi1) from it on (the weight-scale
+// block boundary): the rolled and overlapped mainloops (the unrolled one: promote_thirds below).
 template <int kJ, int kSplit>
 SYMMOE_DEVICE void promote(float (&acc)[4 * kJ], const float (&part)[4 * kJ], float lo0, float hi0, float lo1,
                            float hi1) {
-#pragma unroll
-  for (int j = 0; j < kJ; ++j) {
-    const float lo = j < kSplit ? lo0 : lo1, hi = j < kSplit ? hi0 : hi1;
-    acc[4 * j + 0] += part[4 * j + 0] * lo;
-    acc[4 * j + 1] += part[4 * j + 1] * lo;
-    acc[4 * j + 2] += part[4 * j + 2] * hi;
-    acc[4 * j + 3] += part[4 * j + 3] * hi;
-  }
+  promote_groups<kJ, false>(acc, part, [&](int j) { return RowScales{j < kSplit ? lo0 : lo1, j < kSplit ? hi0 : hi1}; });
 }
 
 // Batch kB's promotion with the K block's scales. The tile's columns switch weight-scale block at 128 - n0 % 128 (128
@@ -253,19 +265,15 @@ SYMMOE_DEVICE ScaleProducts scale_products(const BlockScales& sc, bool mid_w1) {
   return {sc.sa_lo * sc.w0, sc.sa_hi * sc.w0, sc.sa_lo * wm, sc.sa_hi * wm, sc.sa_lo * sc.w1, sc.sa_hi * sc.w1};
 }
 
-// acc += part * scale over a single-batch tile's kJ 8-column groups, the scale by thirds of 64
-// columns as above; kFirst: acc = part * scale (a tile's first K block).
+// A single-batch tile's promotion, the scale by thirds of 64 columns as above; kFirst: acc =
+// part * scale (a tile's first K block). The products are captured by value: by reference,
+// ptxas renamed the promotion's registers in the default 128 x 192 kernel (the hot path's
+// operand banks move); by value every kernel of this file is the SASS of the loop written out.
 template <int kJ, bool kFirst = false>
 SYMMOE_DEVICE void promote_thirds(float (&acc)[4 * kJ], const float (&part)[4 * kJ], const ScaleProducts& p) {
-  auto add = [](float a, float q, float s) { return kFirst ? q * s : a + q * s; };
-#pragma unroll
-  for (int j = 0; j < kJ; ++j) {
-    const float lo = j < 8 ? p.lo0 : j < 16 ? p.lom : p.lo1, hi = j < 8 ? p.hi0 : j < 16 ? p.him : p.hi1;
-    acc[4 * j + 0] = add(acc[4 * j + 0], part[4 * j + 0], lo);
-    acc[4 * j + 1] = add(acc[4 * j + 1], part[4 * j + 1], lo);
-    acc[4 * j + 2] = add(acc[4 * j + 2], part[4 * j + 2], hi);
-    acc[4 * j + 3] = add(acc[4 * j + 3], part[4 * j + 3], hi);
-  }
+  promote_groups<kJ, kFirst>(acc, part, [p](int j) {
+    return RowScales{j < 8 ? p.lo0 : j < 16 ? p.lom : p.lo1, j < 8 ? p.hi0 : j < 16 ? p.him : p.hi1};
+  });
 }
 
 // f(std::integral_constant<int, b>) for b = 0 .. kN - 1, in order.
