@@ -1,6 +1,9 @@
 #include "symmoe/reference/grouped_gemm_reference.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "symmoe/core/bf16.hpp"
 #include "symmoe/core/error.hpp"
@@ -45,37 +48,77 @@ void dequantize_weight_row(const gemm::GroupedGemmProblem& p, int e, int n, std:
   }
 }
 
+// One output row: bf16 out, and the fp64 sums (exact) and sums of |a_k b_k| (abs) where given.
+void reference_row(const gemm::GroupedGemmProblem& p, int e, int64_t row, const std::vector<double>& wt,
+                   std::vector<double>& a, double* exact, double* abs_products) {
+  const int K = p.k, N = p.n;
+  dequantize_act_row(p, e, row, a);
+  auto* out = static_cast<uint16_t*>(p.out);
+  for (int n = 0; n < N; ++n) {
+    const double* wr = wt.data() + static_cast<size_t>(n) * K;
+    double acc = 0, abs = 0;
+    if (abs_products != nullptr) {
+      for (int k = 0; k < K; ++k) {
+        const double q = a[k] * wr[k];
+        acc += q;
+        abs += std::fabs(q);
+      }
+      abs_products[row * N + n] = abs;
+    } else {
+      for (int k = 0; k < K; ++k) acc += a[k] * wr[k];
+    }
+    out[row * N + n] = double_to_bf16_bits(acc);
+    if (exact != nullptr) exact[row * N + n] = acc;
+  }
+}
+
 }  // namespace
 
-void grouped_gemm_reference(const gemm::GroupedGemmProblem& p, std::vector<double>* exact) {
+int reference_threads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp<unsigned>(hw, 1, 32));
+}
+
+void grouped_gemm_reference(const gemm::GroupedGemmProblem& p, std::vector<double>* exact,
+                            std::vector<double>* abs_products, int threads) {
+  SYMMOE_CHECK(threads >= 0, "grouped_gemm_reference: threads = ", threads, " (0: reference_threads())");
   gemm::validate_problem(p);
   gemm::validate_row_tables(p, p.offsets, p.counts);
   const int K = p.k, N = p.n;
-  if (exact != nullptr) exact->assign(static_cast<size_t>(p.rows()) * N, 0.0);
-  auto* out = static_cast<uint16_t*>(p.out);
-  std::vector<double> a(K), w(K);
-  // Weights of one expert, dequantized once: [N, K].
+  const size_t outputs = static_cast<size_t>(p.rows()) * N;
+  if (exact != nullptr) exact->assign(outputs, 0.0);
+  if (abs_products != nullptr) abs_products->assign(outputs, 0.0);
+  double* ex = exact != nullptr ? exact->data() : nullptr;
+  double* ab = abs_products != nullptr ? abs_products->data() : nullptr;
+  // Weights of one expert, dequantized once: [N, K]. Each output is one thread's, summed in
+  // ascending K, so the results do not depend on the thread count.
   std::vector<double> wt;
+  if (threads == 0) threads = reference_threads();
   for (int e = 0; e < p.num_experts; ++e) {
     const int m = p.counts[e];
     if (m == 0) continue;
     const int64_t first = p.layout == GroupedLayout::kContiguous ? p.offsets[e] : static_cast<int64_t>(e) * p.max_m;
     wt.resize(static_cast<size_t>(N) * K);
+    std::vector<double> w(K);
     for (int n = 0; n < N; ++n) {
       dequantize_weight_row(p, e, n, w);
       std::memcpy(wt.data() + static_cast<size_t>(n) * K, w.data(), K * sizeof(double));
     }
-    for (int i = 0; i < m; ++i) {
-      const int64_t row = first + i;
-      dequantize_act_row(p, e, row, a);
-      for (int n = 0; n < N; ++n) {
-        const double* wr = wt.data() + static_cast<size_t>(n) * K;
-        double acc = 0;
-        for (int k = 0; k < K; ++k) acc += a[k] * wr[k];
-        out[row * N + n] = double_to_bf16_bits(acc);
-        if (exact != nullptr) (*exact)[static_cast<size_t>(row) * N + n] = acc;
-      }
+    // Rows t, t + T, ... on thread t; a thread's share is worth starting from 2 rows.
+    const int t_count = std::max(1, std::min(threads, m / 2));
+    auto rows_of = [&](int t) {
+      std::vector<double> a(K);
+      for (int i = t; i < m; i += t_count) reference_row(p, e, first + i, wt, a, ex, ab);
+    };
+    if (t_count == 1) {
+      rows_of(0);
+      continue;
     }
+    std::vector<std::thread> pool;
+    pool.reserve(t_count - 1);
+    for (int t = 1; t < t_count; ++t) pool.emplace_back(rows_of, t);
+    rows_of(0);
+    for (std::thread& th : pool) th.join();
   }
 }
 

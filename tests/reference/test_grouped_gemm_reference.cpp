@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "symmoe/core/bf16.hpp"
+#include "symmoe/core/error.hpp"
 #include "symmoe/reference/grouped_gemm_reference.hpp"
 
 namespace symmoe::reference {
@@ -124,6 +125,42 @@ TEST(GroupedGemmReference, Fp8WithBlockScalesMatchesAnIndependentDecoder) {
   GroupedGemmProblem p = make(d, GemmDtype::kFP8E4M3, 3, 256, 256, false, 2);
   grouped_gemm_reference(p);
   expect_matches_naive(p, d.out);
+}
+
+// sum_k |a_k b_k| for every output, from the independent decoder; and every result the same
+// on 1 thread as on 5 (an expert's rows split between threads).
+TEST(GroupedGemmReference, AbsProductsMatchTheDecoderAndNoResultDependsOnTheThreadCount) {
+  Data d;
+  GroupedGemmProblem p = make(d, GemmDtype::kFP8E4M3, 3, 128, 384, false, 6);
+  std::vector<double> exact1, abs1, exact5, abs5;
+  grouped_gemm_reference(p, &exact1, &abs1, 1);
+  const std::vector<uint16_t> out1 = d.out;
+  d.out.assign(d.out.size(), kPoison);
+  grouped_gemm_reference(p, &exact5, &abs5, 5);
+  EXPECT_EQ(d.out, out1);
+  EXPECT_EQ(exact5, exact1);
+  EXPECT_EQ(abs5, abs1);
+  expect_matches_naive(p, d.out);
+  int checked = 0;
+  for (int e = 0; e < p.num_experts; ++e) {
+    for (int i = 0; i < p.counts[e]; ++i) {
+      const int64_t row = p.offsets[e] + i;
+      for (int n = 0; n < p.n; ++n) {
+        double abs = 0;
+        for (int k = 0; k < p.k; ++k) {
+          const double a = e4m3_value(d.act8[row * p.k + k]) * d.act_scales[row * (p.k / 128) + k / 128];
+          const double w = e4m3_value(d.w8[(static_cast<size_t>(e) * p.n + n) * p.k + k]) *
+                           d.w_scales[(static_cast<size_t>(e) * (p.n / 128) + n / 128) * (p.k / 128) + k / 128];
+          abs += std::fabs(a * w);
+        }
+        ASSERT_EQ(abs5[row * p.n + n], abs) << "expert " << e << " row " << i << " column " << n;
+        ASSERT_GE(abs, std::fabs(exact5[row * p.n + n]));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_THROW(grouped_gemm_reference(p, nullptr, nullptr, -1), Error);
 }
 
 // Problem `c` over masked rows [E, max_m, K] in `act`, writing `out`.

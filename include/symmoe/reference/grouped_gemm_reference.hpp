@@ -16,7 +16,14 @@ namespace symmoe::reference {
 //   |gpu - ref| <= 2^-8 |ref| + K * 2^-23 * sum_k |a_k b_k|
 // (one bf16 rounding plus fp32 accumulation); integer-valued inputs whose partial sums stay
 // below 2^24 make the kernel exact, then only the bf16 rounding remains.
-// Also writes the fp64 sums (before rounding) to `exact` when given ([rows, N]).
-void grouped_gemm_reference(const gemm::GroupedGemmProblem& p, std::vector<double>* exact = nullptr);
+// Also writes the fp64 sums (before rounding) to `exact` and sum_k |a_k b_k| (the bound's
+// scale) to `abs_products` when given (each [rows, N], zero outside the experts' rows). An
+// expert's rows run on `threads` threads (0: reference_threads()); each output is summed by one
+// thread in ascending K, so every result is the same for any thread count.
+void grouped_gemm_reference(const gemm::GroupedGemmProblem& p, std::vector<double>* exact = nullptr,
+                            std::vector<double>* abs_products = nullptr, int threads = 0);
+
+// Threads the reference runs on: the machine's hardware threads, 1 to 32.
+int reference_threads();
 
 }  // namespace symmoe::reference
