@@ -64,8 +64,6 @@ TileChoice describe_tile(GemmDtype dtype, GemmTile tile) {
 
 namespace {
 
-bool is_cutlass_tile(GemmTile t) { return t == GemmTile::kLargeM || t == GemmTile::kSmallM; }
-
 TileChoice choose_tile_by_shape(GemmDtype dtype, int expected_m, int num_experts, int n, int sm_count) {
   const TileChoice large = describe_tile(dtype, GemmTile::kLargeM);
   const TileChoice small = describe_tile(dtype, GemmTile::kSmallM);

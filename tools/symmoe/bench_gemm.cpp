@@ -141,8 +141,7 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
               : tile == "wgmma"  ? gemm::GemmTile::kWgmma
               : tile == "swapab" ? gemm::GemmTile::kSwapAB
                                  : gemm::GemmTile::kAuto;
-    const bool cutlass_tile = o->tile == gemm::GemmTile::kLargeM || o->tile == gemm::GemmTile::kSmallM;
-    SYMMOE_CHECK(o->act_scales == gemm::ScaleLayout::kRowMajor || !cutlass_tile || !o->fp8_any(),
+    SYMMOE_CHECK(o->act_scales == gemm::ScaleLayout::kRowMajor || !gemm::is_cutlass_tile(o->tile) || !o->fp8_any(),
                  "--act-scales col with --tile ", tile, ": the CUTLASS tiles read row-major scales only");
     const std::string raster = args.get("raster").value_or("m");
     SYMMOE_CHECK(raster == "m" || raster == "n", "--raster '", raster, "': m or n");

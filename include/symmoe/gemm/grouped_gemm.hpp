@@ -32,6 +32,8 @@ namespace symmoe::gemm {
 // kSwapAbSplitMaxM rows per expert its split kernels (NOTE [swap-AB K split]), above them its
 // pair kernels (SYMMOE_GEMM_SWAPAB_SCHEDULE overrides).
 enum class GemmTile { kAuto, kLargeM, kSmallM, kDecode, kWgmma, kSwapAB };
+// The CUTLASS families, which read row-major activation scales only (NOTE [activation scale layouts]).
+constexpr bool is_cutlass_tile(GemmTile t) { return t == GemmTile::kLargeM || t == GemmTile::kSmallM; }
 
 struct TileChoice {
   GemmTile tile = GemmTile::kLargeM;
