@@ -92,14 +92,13 @@ void grouped_gemm_reference(const gemm::GroupedGemmProblem& p, std::vector<doubl
   double* ab = abs_products != nullptr ? abs_products->data() : nullptr;
   // Weights of one expert, dequantized once: [N, K]. Each output is one thread's, summed in
   // ascending K, so the results do not depend on the thread count.
-  std::vector<double> wt;
+  std::vector<double> wt, w(K);
   if (threads == 0) threads = reference_threads();
   for (int e = 0; e < p.num_experts; ++e) {
     const int m = p.counts[e];
     if (m == 0) continue;
     const int64_t first = p.layout == GroupedLayout::kContiguous ? p.offsets[e] : static_cast<int64_t>(e) * p.max_m;
     wt.resize(static_cast<size_t>(N) * K);
-    std::vector<double> w(K);
     for (int n = 0; n < N; ++n) {
       dequantize_weight_row(p, e, n, w);
       std::memcpy(wt.data() + static_cast<size_t>(n) * K, w.data(), K * sizeof(double));
