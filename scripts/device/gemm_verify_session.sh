@@ -41,9 +41,10 @@ c=${SYMMOE_BUILD_COMMIT:-unknown}
 status=0
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
-for t in ${TESTS:-build/dev/tests/test_gemm_gpu}; do
-  log=$OUT/test_gemm_gpu_$c.log
-  [ "$(wc -w <<<"${TESTS:-x}")" -gt 1 ] && log=$OUT/test_gemm_gpu_${c}_$(basename "$t").log
+tests=${TESTS:-build/dev/tests/test_gemm_gpu}
+several=$([ "$(wc -w <<<"$tests")" -gt 1 ] && echo 1)
+for t in $tests; do
+  log=$OUT/test_gemm_gpu_$c${several:+_$(basename "$t")}.log
   echo "== $t" >&2
   timeout "${TEST_TIMEOUT:-360}" "$root/$t" > "$log" 2>&1 || status=1
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure" "$log" | head
