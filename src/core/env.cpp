@@ -71,8 +71,9 @@ std::vector<Var> make_registry() {
       {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "cp_async",
        "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: cp_async (one "
        "4-byte copy per scale by a producer warp) or tma (tensor copies issued with the "
-       "operands'; taken when K / 128 is a multiple of 4 and both scale tensors are 16-byte "
-       "aligned, otherwise cp_async; measured 0.97-1.00x of cp_async).",
+       "operands': one box of a K block's activation scales, for column-major activation "
+       "scales whose K-block stride is a multiple of 4 floats, K / 128 a multiple of 4 and "
+       "both scale tensors 16-byte aligned; otherwise cp_async).",
        {"tma", "cp_async"}},
       {"SYMMOE_GEMM_WGMMA_SCHEDULE", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels (fp8 and bf16): how persistent CTAs take their tiles: "

@@ -25,10 +25,10 @@ struct KBlock {
 
 template <class Shape>
 SYMMOE_DEVICE KBlock wait_kblock(const Smem<Shape>& sm, int s, uint32_t phase, bool& ok, const device::WaitContext& ctx,
-                                 int wg, int r_in_tile, int kb, bool probed = false) {
+                                 int wg, int scale_row, int kb, bool probed = false) {
   tma::wait_unless_probed(probed, &sm.full[s], phase, ok, ctx, "gemm_stage_full", s);
   return KBlock{stage_desc<Shape>(sm.a, sm.b, s, wg),
-                stage_scales<Shape>(sm.scales, s, kb % Shape::kScaleCols, r_in_tile)};
+                stage_scales<Shape>(sm.scales, s, kb % Shape::kScaleCols, scale_row)};
 }
 
 // The four wgmmas of one 128-wide K block into d (overwritten): this warpgroup's 64 activation

@@ -51,9 +51,9 @@ template <class Shape, int kN>
 SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatchN / 2],
                                       float (&part)[2][Shape::kBatchN / 2], const Smem<Shape>& sm, int& s,
                                       uint32_t& phase, bool& ok, bool& probed, const device::WaitContext& ctx,
-                                      int64_t n0, int kb0, const ConsumerThread& me) {
+                                      int64_t n0, int kb0, int scale_row, const ConsumerThread& me) {
   constexpr int kBatches = Shape::kBatches;
-  const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
+  const int lane = me.lane, wg = me.wg;
   int stage[kN] = {};
   KBlock blk[kN];
   constexpr int kSets = Shape::kAFrags == kAFragsPerBlock ? kN : 1;
@@ -74,7 +74,7 @@ SYMMOE_DEVICE void overlapped_kblocks(float (&acc)[Shape::kBatches][Shape::kBatc
     constexpr int kSet = kSets == 1 ? 0 : kJ;
     if constexpr (kB == 0) {
       stage[kJ] = s;
-      blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb0 + kJ, probed);
+      blk[kJ] = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, scale_row, kb0 + kJ, probed);
       if constexpr (Shape::kARegs && !kLateFrags) load_a_frags<Shape>(a_frag[kSet], sm.a, s, wg);
     }
     if constexpr (Shape::kARegs && !(kLateFrags && kB == 0)) {
@@ -115,13 +115,14 @@ SYMMOE_DEVICE void consume_overlapped(const GroupSource& src, const Smem<Shape>&
   for_each_consumer_tile<Shape>(
       src, sm, n_blocks, me, map_out, acc, ok, ctx, [&] { return StageAt{s, phase}; }, [&](const ConsumerTile& tile) {
     zero(acc);
+    const int scale_row = tile.scale_row;
     int kb = 0;
     for (; kb + Shape::kOverlap <= kblocks; kb += Shape::kOverlap) {
-      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, probed, ctx, tile.n0, kb, me);
+      overlapped_kblocks<Shape, Shape::kOverlap>(acc, part, sm, s, phase, ok, probed, ctx, tile.n0, kb, scale_row, me);
     }
     if constexpr (Shape::kOverlap > 1) {
       for (; kb < kblocks; ++kb) {
-        overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, probed, ctx, tile.n0, kb, me);
+        overlapped_kblocks<Shape, 1>(acc, part, sm, s, phase, ok, probed, ctx, tile.n0, kb, scale_row, me);
       }
     }
   });

@@ -30,7 +30,7 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
                            const CUtensorMap* map_out, const device::WaitContext& ctx) {
   constexpr int kBatches = Shape::kBatches, kStages = Shape::kStages;
   const ConsumerThread me;
-  const int lane = me.lane, wg = me.wg, r_in_tile = me.r_in_tile;
+  const int lane = me.lane, wg = me.wg;
   const int kblocks = kblocks_of<Shape>(src);
   if (kHandoff != kFree && wg == 1) tma::named_arrive<1>(256);
   float acc[kBatches][Shape::kBatchN / 2], part[Shape::kBatchN / 2];
@@ -40,8 +40,9 @@ SYMMOE_DEVICE void consume(const GroupSource& src, const Smem<Shape>& sm, int n_
   for_each_consumer_tile<Shape, kHandoff != kFree>(
       src, sm, n_blocks, me, map_out, acc, ok, ctx, [&] { return StageAt{s, phase}; }, [&](const ConsumerTile& tile) {
     zero(acc);
+    const int scale_row = tile.scale_row;
     for (int kb = 0; kb < kblocks; ++kb) {
-      const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, r_in_tile, kb);
+      const KBlock blk = wait_kblock<Shape>(sm, s, phase, ok, ctx, wg, scale_row, kb);
 #pragma unroll
       for (int h = 0; h < kBatches; ++h) {
         if (h > 0 && h >= tile.batches) break;

@@ -36,7 +36,7 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 template <class Shape>
 SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&part)[Shape::kBatchN / 2],
                                     const Smem<Shape>& sm, uint32_t& bits, bool& ok, const device::WaitContext& ctx,
-                                    int kblocks, int s0, StageDesc base, int r_in_tile, int lane, bool mid_w1) {
+                                    int kblocks, int s0, StageDesc base, int scale_row, int lane, bool mid_w1) {
   constexpr int kStages = Shape::kStages, kCols = Shape::kScaleCols, kJ = Shape::kBatchN / 8;
   static_assert(Shape::kBatchN == 128 || Shape::kBatchN == 192, "scales by thirds of 64 columns");
   bool probed = false;  // stage j's full barrier seen complete (NOTE [probed stage wait])
@@ -52,7 +52,7 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       constexpr int j = decltype(stage)::value, kNext = (j + 1) % kStages;
       if (j != s0) return;
       bits ^= 1u << j;
-      const BlockScales sc = stage_scales<Shape>(sm.scales, j, 0, r_in_tile);
+      const BlockScales sc = stage_scales<Shape>(sm.scales, j, 0, scale_row);
       if (lane == 0) release_stage<Shape>(&sm.empty[j]);
       probed = tma::mbarrier_probe(&sm.full[kNext], (bits >> kNext) & 1u);
       promote_thirds<kJ, true>(acc, part, scale_products(sc, mid_w1));
@@ -74,7 +74,7 @@ SYMMOE_DEVICE void unrolled_kblocks(float (&acc)[Shape::kBatchN / 2], float (&pa
       // K block kb's scales sit in column kb % kCols (kCols a power of two; kb0 may be negative;
       // j % kCols where tiles start at stage 0 and kStages is a multiple of kCols).
       const int col = Shape::kTilesAtStage0 ? j % kCols : (kb0 + j) & (kCols - 1);
-      const BlockScales sc = stage_scales<Shape>(sm.scales, j, col, r_in_tile);
+      const BlockScales sc = stage_scales<Shape>(sm.scales, j, col, scale_row);
       issue_block<Shape, false>(part, stage_desc_at<Shape>(base, j), 0);
       wgmma::wait<0>();
       wgmma::fence_operands(part);
@@ -135,7 +135,7 @@ SYMMOE_DEVICE void consume_unrolled(const GroupSource& src, const Smem<Shape>& s
     issue_block<Shape, false>(part, stage_desc_at<Shape>(base, s0), 0);
     if (held) store_tile<Shape>(acc, prev, me.wg, ok, map_out, sm.out, src);
     // 192-wide tiles start at column 0 or 64 of a weight-scale block; 128-wide ones at 0.
-    unrolled_kblocks<Shape>(acc[0], part, sm, bits, ok, ctx, kblocks, s0, base, me.r_in_tile, me.lane,
+    unrolled_kblocks<Shape>(acc[0], part, sm, bits, ok, ctx, kblocks, s0, base, tile.scale_row, me.lane,
                             tile.n0 % 128 != 0);
     if constexpr (!Shape::kTilesAtStage0) {
       bits = (bits & 0xffffu) | (static_cast<uint32_t>((s0 + kblocks) % Shape::kStages) << 16);

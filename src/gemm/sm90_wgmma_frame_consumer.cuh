@@ -53,6 +53,7 @@ struct ConsumerTile {
   GroupRows rows;
   int m0;          // first row of the tile within the expert
   int r_lo, r_hi;  // this thread's rows within the expert
+  int scale_row;   // fp8: the float of a stage's activation scales holding row r_lo (NOTE [wgmma stage scales])
   int64_t n0;      // first column
   int batches;     // column batches that start inside N
 };
@@ -66,6 +67,7 @@ SYMMOE_DEVICE ConsumerTile enter_tile(const GroupSource& src, const Smem<Shape>&
   c.m0 = pos.mb * kBM;
   c.r_lo = c.m0 + r_in_tile;
   c.r_hi = c.r_lo + 8;
+  c.scale_row = act_scale_shift(src, c.rows) + r_in_tile;
   c.n0 = int64_t{pos.nb} * Shape::kBN;
   c.batches = static_cast<int>(std::min<int64_t>(Shape::kBatches, (src.n - c.n0 + Shape::kBatchN - 1) / Shape::kBatchN));
   return c;

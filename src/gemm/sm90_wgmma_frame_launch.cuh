@@ -119,25 +119,43 @@ inline CUtensorMap make_out_map(void* base, int64_t rows, int64_t n) {
                         "the output");
 }
 
-// NOTE [wgmma stage scales]: fp32 [rows, kblocks] scales in boxes of box_rows x kScaleCols K
-// blocks, unswizzled.
+// NOTE [wgmma stage scales]: the weight scales [E * N / 128, K / 128] in boxes of 2 rows x
+// kScaleCols K blocks, unswizzled.
 template <class Shape>
-CUtensorMap make_scale_map(const float* base, int64_t rows, int kblocks, int box_rows, const char* what) {
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kblocks), static_cast<cuuint64_t>(rows)};
+CUtensorMap make_weight_scale_map(const GroupSource& src) {
+  const int kblocks = src.k / kFp8ScaleBlock;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kblocks),
+                              static_cast<cuuint64_t>(int64_t{src.groups} * (src.n / kFp8ScaleBlock))};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kblocks) * 4};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Shape::kScaleCols), static_cast<cuuint32_t>(box_rows)};
-  return encode_map("wgmma", what, base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dims, strides, box,
-                    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Shape::kScaleCols), 2};
+  return encode_map("wgmma", "weight scales", src.weight_scales, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dims, strides,
+                    box, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+}
+
+// NOTE [wgmma stage scales]: column-major activation scales as [K-block rows, rows] (contiguous:
+// K / 128 x total_rows; masked: E * K / 128 x max_m), the K-block stride apart; rows past the
+// map (the caller's padding up to the stride) are not read: the boxes' rows there come as zeros.
+template <class Shape>
+CUtensorMap make_act_scale_map(const GroupSource& src) {
+  const bool masked = src.offsets == nullptr;
+  const int64_t kblocks = src.k / kFp8ScaleBlock;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(masked ? int64_t{src.max_m} : src.total_rows),
+                              static_cast<cuuint64_t>(masked ? src.groups * kblocks : kblocks)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(src.act_scale.kblock_stride) * 4};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Shape::kScaleRows), 1};
+  return encode_map("wgmma", "activation scales (column-major)", src.act_scales, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                    dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
 // Whether the scales of `src` come by tensor copies (NOTE [wgmma stage scales]): asked for
-// (SYMMOE_GEMM_WGMMA_SCALES=tma), the activation scales row-major, the maps' row pitch (K / 128
-// floats) a multiple of 16 bytes and both tensors 16-byte aligned.
+// (SYMMOE_GEMM_WGMMA_SCALES=tma), the activation scales column-major with a K-block stride of a
+// multiple of 4 floats, K / 128 a multiple of kScaleCols (the weight scales' row pitch, 16-byte
+// multiples) and both tensors 16-byte aligned; otherwise cp.async.
 template <class Shape>
 bool scale_maps_fit(const GroupSource& src) {
   if (!Shape::kScaled || env::get_string("SYMMOE_GEMM_WGMMA_SCALES") != "tma") return false;
   const int64_t kblocks = src.k / kFp8ScaleBlock;
-  if (src.act_scale.kblock_stride != 1) return false;  // column-major: cp.async
+  if (src.act_scale.kblock_stride == 1 || src.act_scale.kblock_stride % 4 != 0) return false;  // row-major or odd ld
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   return kblocks % Shape::kScaleCols == 0 && aligned(src.act_scales) && aligned(src.weight_scales);
 }
@@ -167,10 +185,8 @@ struct WgmmaLaunch {
     const bool scale_maps = scale_maps_fit<Shape>(src);
     CUtensorMap map_act_scales{}, map_w_scales{};
     if (scale_maps) {
-      const int kblocks = src.k / kFp8ScaleBlock;
-      map_act_scales = make_scale_map<Shape>(src.act_scales, rows, kblocks, kBM, "activation scales");
-      map_w_scales = make_scale_map<Shape>(src.weight_scales, int64_t{src.groups} * (src.n / kFp8ScaleBlock), kblocks,
-                                           2, "weight scales");
+      map_act_scales = make_act_scale_map<Shape>(src);
+      map_w_scales = make_weight_scale_map<Shape>(src);
     }
     const WgmmaSchedule schedule = wgmma_schedule();
     SYMMOE_CHECK(schedule != WgmmaSchedule::kDynamic || Shape::kCtas == 1, "grouped GEMM (", Consumer::name(),

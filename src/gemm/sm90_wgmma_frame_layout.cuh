@@ -63,14 +63,16 @@ struct TileShape {
   static constexpr int kASliceRows = kBM / kClusterN;  // activation rows each CTA of a row block loads
   static constexpr int kStageCols = kStageCols_;
   static constexpr int kOutBytes = kTmaStore ? kBM * kStageCols * 2 : 0;  // bf16 columns staged for tensor stores
-  // NOTE [wgmma stage scales]: a stage's scales are [kBM rows][kScaleCols] activation scales,
-  // then [2 weight-scale blocks][kScaleCols]; column kb % kScaleCols holds the stage's K block
-  // kb, the others its neighbours' (tensor copies move 16-byte aligned rows; unused) or
-  // nothing (cp.async path).
+  // NOTE [wgmma stage scales]: a stage's scales are the activation scales of its K block, tile
+  // row r at float act_scale_shift + r of kScaleRows (a tensor copy's box starts at the 16-byte
+  // boundary at or below the tile's first row), then at kWeightScaleAt [2 weight-scale blocks]
+  // [kScaleCols], column kb % kScaleCols holding the stage's K block kb, the others its
+  // neighbours' (tensor copies move 16-byte rows; unused) or nothing (cp.async).
   static constexpr int kScaleCols = 4;
-  static constexpr int kWeightScaleAt = kScaled ? kBM * kScaleCols : 0;  // float offset of the weight scales
-  static constexpr int kScaleBytes = kScaled ? 4 * (kWeightScaleAt + 2 * kScaleCols) : 0;  // one stage's, copied
-  static constexpr int kScaleFloats = (kScaleBytes + 127) / 128 * 32;  // tensor-copy destinations: 128-byte aligned
+  static constexpr int kScaleRows = kBM + 4;
+  static constexpr int kWeightScaleAt = kScaled ? (kScaleRows + 31) / 32 * 32 : 0;  // 128-byte aligned
+  static constexpr int kScaleBytes = kScaled ? 4 * (kScaleRows + 2 * kScaleCols) : 0;  // one stage's tensor copies
+  static constexpr int kScaleFloats = kScaled ? (kWeightScaleAt + 2 * kScaleCols + 31) / 32 * 32 : 0;
   static constexpr int kBand = 8;  // N-tiles walked together (L2 reuse of activation tiles)
   // NOTE [unrolled stage ring]: false here; a consumer that unrolls its K loop over the stages
   // sets it in its shape, and the ring then keeps a phase bit per stage; kTilesAtStage0 (only
@@ -101,6 +103,15 @@ struct TileShape {
   static_assert(max_groups() >= 256, "room for the tile prefix of 256 experts");
   static_assert(kWeightScaleAt % 32 == 0, "the weight scales start 128-byte aligned (tensor-copy destination)");
 };
+
+// The float of a stage's activation scales that holds tile row 0 (NOTE [wgmma stage scales]):
+// the tile's first row modulo 4 where a column-major box would start at it rounded down
+// (contiguous layout: m0 is a multiple of 128, so row0 decides), 0 for the masked layout, whose
+// boxes start at m0. Every mode and scale layout places the rows alike, so the consumers need
+// not know which one ran.
+SYMMOE_DEVICE int act_scale_shift(const GroupSource& src, const GroupRows& rows) {
+  return src.offsets == nullptr ? 0 : static_cast<int>(rows.row0 & 3);
+}
 
 // NOTE [wgmma tile schedule]: how a CTA's producer takes its work units, and how the consumers
 // learn them. The producer publishes each tile's unit in sm.units[s] for the stage s of the

@@ -114,7 +114,7 @@ SYMMOE_DEVICE void copy_operands(const CUtensorMap& map_act, const CUtensorMap& 
     const int rm = walk.rank % Shape::kCluster, rn = walk.rank / Shape::kCluster;
     const auto a_row = static_cast<int32_t>(rows.row0 + m0 + rn * Shape::kASliceRows);
     const auto b_row = static_cast<int32_t>(int64_t{t.pos.e} * src.n + n0 + rm * Shape::kBSliceRows);
-    const auto scale_row = static_cast<int32_t>(rows.row0 + m0);
+    const ActScaleBox scale_box = act_scale_box(src, rows, t.pos.e, m0, kblocks);
     const auto w_scale_row = static_cast<int32_t>((int64_t{t.pos.e} * src.n + n0) / kFp8ScaleBlock);
     bool failed = false;
     for (int kb = 0; kb < kblocks; ++kb) {
@@ -143,7 +143,7 @@ SYMMOE_DEVICE void copy_operands(const CUtensorMap& map_act, const CUtensorMap& 
       if (scale_copies) {
         float* sc = sm.scales + s * Shape::kScaleFloats;
         const int kb4 = kb & ~(Shape::kScaleCols - 1);  // 16-byte aligned box rows
-        tma::load_2d(sc, scale_maps.act, kb4, scale_row, &sm.full[s]);
+        tma::load_2d(sc, scale_maps.act, scale_box.row, scale_box.kblock + kb, &sm.full[s]);
         tma::load_2d(sc + Shape::kWeightScaleAt, scale_maps.weights, kb4, w_scale_row, &sm.full[s]);
       }
       // NOTE [tiles located ahead]: kDynamic's draw waits in the next tile's slot (its tag still

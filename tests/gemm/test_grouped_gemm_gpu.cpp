@@ -738,10 +738,12 @@ TEST(GroupedGemmGpu, InvalidRowTablesAreReportedNamingTheExpert) {
 
 // NOTE [activation scale layouts]: every fp8 kernel reading column-major activation scales (a
 // NaN-padded leading dimension) gives the bits of its row-major run, which matches the
-// reference: the wgmma tiles (192, 128 and 256 wide; tensor-copy scales asked for, which
-// column-major scales decline), the swap-AB split and pair kernels and the decode kernel, both
-// layouts. kAuto at a size where a CUTLASS tile would run takes the wgmma kernel; a CUTLASS tile
-// asked for is refused before launch, naming the layout.
+// reference: the wgmma tiles (192, 128 and 256 wide; with tensor-copy scales too, NOTE [wgmma
+// stage scales]: K / 128 a multiple of 4 and a leading dimension of a multiple of 4 floats; the
+// contiguous experts start at random gaps, so at rows not 16-byte aligned in the scales' rows
+// too), the swap-AB split and pair kernels and the
+// decode kernel, both layouts. kAuto at a size where a CUTLASS tile would run takes the wgmma
+// kernel; a CUTLASS tile asked for is refused before launch, naming the layout.
 TEST(GroupedGemmGpu, ColumnMajorActivationScalesGiveTheRowMajorBits) {
   SYMMOE_SKIP_WITHOUT_GPU();
   Gpu g;
@@ -750,11 +752,13 @@ TEST(GroupedGemmGpu, ColumnMajorActivationScalesGiveTheRowMajorBits) {
     int expected_m, max_count, k = 640;  // 5 K blocks
     const char *tile_n = "0", *scales = "cp_async";
   };
-  // K = 2560 for the tensor-copy variant: 20 K blocks, so its row-major run takes them.
+  // K = 2560 for the tensor-copy variants: 20 K blocks (whole boxes of 4 weight-scale K blocks).
   const Kernel kernels[] = {{GemmTile::kWgmma, 0, 200},
                             {GemmTile::kWgmma, 0, 200, 640, "128"},
                             {GemmTile::kWgmma, 0, 200, 640, "256"},
                             {GemmTile::kWgmma, 0, 160, 2560, "192", "tma"},
+                            {GemmTile::kWgmma, 0, 160, 2560, "256", "tma"},
+                            {GemmTile::kWgmma, 0, 160, 2560, "128", "tma"},
                             {GemmTile::kSwapAB, 8, 13},
                             {GemmTile::kSwapAB, 32, 29},
                             {GemmTile::kSwapAB, 64, 69},
@@ -770,7 +774,11 @@ TEST(GroupedGemmGpu, ColumnMajorActivationScalesGiveTheRowMajorBits) {
       TileChoice row_tile, col_tile;
       const std::vector<uint16_t> base = run(g, c, kn.tile, {}, kn.expected_m, &row_tile);
       expect_matches(c, base, false, what + " (row-major scales)");
-      const HostCase cm = with_column_major_scales(c, 3);
+      // Tensor copies need a leading dimension of a multiple of 4 floats (1-4 NaN floats of
+      // padding); the other kernels take any (3).
+      const int64_t per_expert = layout == GroupedLayout::kMasked ? c.max_m : c.rows;
+      const bool copies = std::string(kn.scales) == "tma";
+      const HostCase cm = with_column_major_scales(c, copies ? 4 - per_expert % 4 : 3);
       const std::vector<uint16_t> got = run(g, cm, kn.tile, {}, kn.expected_m, &col_tile);
       if (kn.tile == GemmTile::kAuto) {
         EXPECT_EQ(row_tile.tile, GemmTile::kSmallM) << what << ": " << row_tile.name;
