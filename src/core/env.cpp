@@ -68,12 +68,13 @@ std::vector<Var> make_registry() {
        "each batch after it is done (the unrolled mainloop of 192- and 128-wide tiles; the "
        "variant clusters of 2 and ordered issue are built for).",
        {}, -1, 5},
-      {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "cp_async",
-       "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: cp_async (one "
-       "4-byte copy per scale by a producer warp) or tma (tensor copies issued with the "
-       "operands': one box of a K block's activation scales, for column-major activation "
-       "scales whose K-block stride is a multiple of 4 floats, K / 128 a multiple of 4 and "
-       "both scale tensors 16-byte aligned; otherwise cp_async).",
+      {"SYMMOE_GEMM_WGMMA_SCALES", Type::kChoice, "tma",
+       "fp8 grouped GEMM, own wgmma kernel: how each stage's block scales arrive: tma (tensor "
+       "copies issued with the operands': one box of a K block's activation scales, taken for "
+       "column-major activation scales whose K-block stride is a multiple of 4 floats, K / 128 "
+       "a multiple of 4 and both scale tensors 16-byte aligned; otherwise cp_async; 1.02-1.03x "
+       "of cp_async on an H100) or cp_async (one 4-byte copy per scale by a producer warp, "
+       "always).",
        {"tma", "cp_async"}},
       {"SYMMOE_GEMM_WGMMA_SCHEDULE", Type::kChoice, "auto",
        "Grouped GEMM, own wgmma kernels (fp8 and bf16): how persistent CTAs take their tiles: "

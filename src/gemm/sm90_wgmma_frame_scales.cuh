@@ -8,9 +8,9 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 
 // NOTE [wgmma stage scales]: the fp8 recipe's scales of a stage's K block kb, in the layout
 // of TileShape::kScaleFloats, come one of two ways:
-//  - tensor copies (SYMMOE_GEMM_WGMMA_SCALES=tma, WgmmaParams::scale_maps), for column-major
-//    activation scales (NOTE [activation scale layouts]) whose K-block stride is a multiple of
-//    4 floats: one box of kScaleRows rows x 1 K block of a 2-D map (rows inner; K blocks — and
+//  - tensor copies (SYMMOE_GEMM_WGMMA_SCALES=tma, the default; WgmmaParams::scale_maps), for
+//    column-major activation scales (NOTE [activation scale layouts]) whose K-block stride is a
+//    multiple of 4 floats (1.02-1.03x of cp.async on an H100, gemm_wgmma_scale_rows_ab*): one box of kScaleRows rows x 1 K block of a 2-D map (rows inner; K blocks — and
 //    for the masked layout experts x K blocks — outer), and one of 2 weight-scale rows x
 //    kScaleCols K blocks of the weight scales [E * N / 128, K / 128] at (kb rounded down to a
 //    multiple of 4, weight-scale row); the copier issues both with the operands' copies and
@@ -22,8 +22,8 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 //    they only meet rows and columns that are never stored. Needs K / 128 a multiple of 4 and
 //    16-byte aligned scale tensors; launch decides (scale_maps_fit). No warp does per-row work
 //    per K block (DeepGEMM loads its column-major scales the same way);
-//  - cp.async (default, and wherever the maps do not fit, row-major activation scales among
-//    them), one float per lane of producer warp 1 into the same places (zeros for rows past the
+//  - cp.async (SYMMOE_GEMM_WGMMA_SCALES=cp_async, and wherever the maps do not fit, row-major
+//    activation scales among them), one float per lane of producer warp 1 into the same places (zeros for rows past the
 //    expert's count and blocks past N), arriving on the stage's full barrier (32 more arrivals).
 // Row-major scales by tensor copies (boxes of 128 rows x 4 K blocks, 4x the bytes) ran 0.98x
 // (128 x 256) and 0.99x (128 x 192) of cp.async on the H200 (bench/results/gemm_wgmma_scales_h200.log)

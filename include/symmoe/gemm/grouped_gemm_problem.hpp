@@ -21,7 +21,9 @@ enum class GroupedLayout { kContiguous, kMasked };
 // K-block-major, act_scales_ld floats from one K block to the next: kContiguous [K / 128, ld] with
 // ld >= total_rows, kMasked [E, K / 128, ld] with ld >= max_m (the layout quantizers write for
 // DeepGEMM, e.g. SGLang's column_major_scales, ld = rows rounded up to 4). Column-major scales
-// let the kernels read one K block's scales of consecutive rows in one coalesced access.
+// let the kernels read one K block's scales of consecutive rows in one coalesced access; with ld
+// a multiple of 4 (and K / 128 a multiple of 4) the default fp8 kernel copies them by one tensor
+// copy per K block, the fastest path (NOTE [wgmma stage scales]).
 // Every fp8 kernel reads both through ScaleStrides; the CUTLASS tiles (kLargeM, kSmallM) read
 // row-major only (GemmTile::kAuto takes our wgmma kernel instead).
 enum class ScaleLayout { kRowMajor, kColumnMajor };
