@@ -13,5 +13,6 @@ void append_prefetch_kernels(std::vector<KernelEntry>& out);  // prefetch/sm90_p
 void append_ep_dispatch_kernels(std::vector<KernelEntry>& out);  // ep/sm90_ep_dispatch_kernels.cu
 void append_ep_combine_kernels(std::vector<KernelEntry>& out);   // ep/sm90_ep_combine_kernels.cu
 void append_grouped_gemm_kernels(std::vector<KernelEntry>& out);  // gemm/grouped_gemm.cpp
+void append_act_scales_transpose_kernels(std::vector<KernelEntry>& out);  // gemm/act_scales_transpose_kernels.cu
 
 }  // namespace symmoe::runtime

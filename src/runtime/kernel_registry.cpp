@@ -18,6 +18,7 @@ std::vector<KernelEntry> all_kernels() {
   append_ep_dispatch_kernels(out);
   append_ep_combine_kernels(out);
   append_grouped_gemm_kernels(out);
+  append_act_scales_transpose_kernels(out);
   return out;
 }
 

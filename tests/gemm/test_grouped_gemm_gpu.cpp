@@ -19,6 +19,7 @@
 #include "symmoe/core/bf16.hpp"
 #include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/device/fp8_block_quant.cuh"
+#include "symmoe/gemm/act_scales_transpose.hpp"
 #include "symmoe/gemm/grouped_gemm.hpp"
 #include "symmoe/reference/grouped_gemm_reference.hpp"
 
@@ -798,6 +799,32 @@ TEST(GroupedGemmGpu, ColumnMajorActivationScalesGiveTheRowMajorBits) {
                 .find("reads row-major activation scales only (act_scale_layout = kColumnMajor)"),
             std::string::npos);
   EXPECT_FALSE(g.rt.take_failure(g.stream).has_value());
+}
+
+// NOTE [activation scale transpose]: row-major scales copied column-major on the device
+// (transpose_act_scales, into a NaN-poisoned buffer: a float the copy missed or a read past the
+// rows meets NaN) give the row-major run's bits through the default fp8 kernel (tensor-copy
+// scales: K / 128 = 20, ld a multiple of 4), both layouts.
+TEST(GroupedGemmGpu, TransposedActivationScalesGiveTheRowMajorBits) {
+  SYMMOE_SKIP_WITHOUT_GPU();
+  Gpu g;
+  uint64_t seed = 120;
+  for (const GroupedLayout layout : {GroupedLayout::kContiguous, GroupedLayout::kMasked}) {
+    const HostCase c = make_case(GemmDtype::kFP8E4M3, layout, 5, 384, 2560, 157, false, seed++);
+    const std::string what = std::string("wgmma kernel, ") + name(layout) + ", transposed scales";
+    const std::vector<uint16_t> base = run(g, c, GemmTile::kWgmma);
+    expect_matches(c, base, false, what + " (row-major run)");
+    DeviceCase d(c);
+    d.poison(g.stream);
+    const GroupedGemmProblem p = d.problem(c);
+    const size_t floats = column_major_act_scales_floats(p);
+    DeviceArray<float> col(std::vector<float>(floats, std::nanf("")));
+    GroupedGemmOptions o;
+    o.tile = GemmTile::kWgmma;
+    g.gemm.run(transpose_act_scales(p, col.get(), floats, g.stream), g.stream, o);
+    g.rt.check(g.stream);
+    expect_same_bits(c, d.out.download(), base, what, "row-major scales");
+  }
 }
 
 TEST(GroupedGemmGpu, BadCallsFailBeforeLaunchWithNamedErrors) {

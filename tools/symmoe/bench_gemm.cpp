@@ -56,6 +56,7 @@
 #include "symmoe/core/cuda_handles.hpp"
 #include "symmoe/core/device_info.hpp"
 #include "symmoe/core/error.hpp"
+#include "symmoe/gemm/act_scales_transpose.hpp"
 #include "symmoe/gemm/grouped_gemm.hpp"
 #include "symmoe/runtime/device_runtime.hpp"
 
@@ -78,6 +79,7 @@ struct GemmOptions {
   std::vector<GemmDtype> dtypes = {GemmDtype::kFP8E4M3, GemmDtype::kBF16};
   GroupedLayout layout = GroupedLayout::kContiguous;
   gemm::ScaleLayout act_scales = gemm::ScaleLayout::kRowMajor;  // fp8 activation scales (--act-scales)
+  bool transpose_scales = false;  // --act-scales row-to-col: row-major, transposed before each GEMM
   gemm::GemmTile tile = gemm::GemmTile::kAuto;
   gemm::GemmRaster raster = gemm::GemmRaster::kAlongM;
   int swizzle = 1;
@@ -98,7 +100,7 @@ struct GemmOptions {
 constexpr const char* kGemmUsage =
     "usage: symmoe bench gemm [--model deepseek-v3|qwen3-moe|kimi-k2] [--hidden H] [--intermediate I] "
     "[--m 8,64,256,1024,4096] [--experts 8,32] [--op gate_up,down] [--dtype fp8,bf16] "
-    "[--layout contiguous|masked] [--act-scales row|col] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
+    "[--layout contiguous|masked] [--act-scales row|col|row-to-col] [--tile auto|large|small|decode|wgmma|swapab] [--raster m|n] "
     "[--swizzle 1|2|4|8] [--reps 20] [--per-graph 10] [--warmup-ms MS] [--sms N] [--baselines cublas,deepgemm|none] "
     "[--no-baseline] [--no-early-launch] [--trace] [--power] [--dry-run] [--json FILE]";
 
@@ -128,9 +130,11 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
     SYMMOE_CHECK(layout == "contiguous" || layout == "masked", "--layout '", layout, "': contiguous or masked");
     o->layout = layout == "masked" ? GroupedLayout::kMasked : GroupedLayout::kContiguous;
     const std::string act_scales = args.get("act-scales").value_or("row");
-    SYMMOE_CHECK(act_scales == "row" || act_scales == "col", "--act-scales '", act_scales,
-                 "': row ([rows, K/128]) or col (K-block-major)");
-    o->act_scales = act_scales == "col" ? gemm::ScaleLayout::kColumnMajor : gemm::ScaleLayout::kRowMajor;
+    SYMMOE_CHECK(act_scales == "row" || act_scales == "col" || act_scales == "row-to-col", "--act-scales '",
+                 act_scales, "': row ([rows, K/128]), col (K-block-major) or row-to-col (row-major, copied ",
+                 "column-major by transpose_act_scales before each GEMM, the copy timed with it)");
+    o->act_scales = act_scales == "row" ? gemm::ScaleLayout::kRowMajor : gemm::ScaleLayout::kColumnMajor;
+    o->transpose_scales = act_scales == "row-to-col";
     const std::string tile = args.get("tile").value_or("auto");
     SYMMOE_CHECK(tile == "auto" || tile == "large" || tile == "small" || tile == "decode" || tile == "wgmma" ||
                      tile == "swapab",
@@ -142,7 +146,7 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
               : tile == "swapab" ? gemm::GemmTile::kSwapAB
                                  : gemm::GemmTile::kAuto;
     SYMMOE_CHECK(o->act_scales == gemm::ScaleLayout::kRowMajor || !gemm::is_cutlass_tile(o->tile) || !o->fp8_any(),
-                 "--act-scales col with --tile ", tile, ": the CUTLASS tiles read row-major scales only");
+                 "--act-scales ", act_scales, " with --tile ", tile, ": the CUTLASS tiles read row-major scales only");
     const std::string raster = args.get("raster").value_or("m");
     SYMMOE_CHECK(raster == "m" || raster == "n", "--raster '", raster, "': m or n");
     o->raster = raster == "n" ? gemm::GemmRaster::kAlongN : gemm::GemmRaster::kAlongM;
@@ -285,8 +289,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
                         o.model.intermediate, "), ", o.layout == GroupedLayout::kMasked ? "masked" : "contiguous",
                         " layout, bf16 out",
                         fp8_any ? concat("; fp8 = e4m3 with 1x128 activation (",
-                                         o.act_scales == gemm::ScaleLayout::kColumnMajor ? "column" : "row",
-                                         "-major) and 128x128 weight scales")
+                                         o.transpose_scales ? "row-major, copied column-major before each GEMM: "
+                                                              "transpose_act_scales, timed with it"
+                                         : o.act_scales == gemm::ScaleLayout::kColumnMajor ? "column-major"
+                                                                                            : "row-major",
+                                         ") and 128x128 weight scales")
                                 : std::string()));
   report.line("FLOPs = 2 E M N K; Bytes = act + weights + out (+ fp8 scales), each once; HBM = Bytes / time; "
               "Wt% = weight bytes / time vs the d2d copy rate");
@@ -384,7 +391,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     p.act = act.p;
     p.act_scales = fp8 ? as.as<float>() : nullptr;
     // Every scale holds the same value, so one buffer serves either layout (ld = its rows).
-    if (fp8) p.act_scale_layout = o.act_scales;
+    if (fp8) p.act_scale_layout = o.transpose_scales ? gemm::ScaleLayout::kRowMajor : o.act_scales;
     p.weights = w.p;
     p.weight_scales = fp8 ? ws.as<float>() : nullptr;
     p.offsets = o.layout == GroupedLayout::kContiguous ? offsets.as<int32_t>() : nullptr;
@@ -394,6 +401,14 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     go.early_launch = o.early_launch;
     go.tile = o.tile;  // decode and swap-AB are fp8 only: bf16 runs the CUTLASS tile of that size
     if (!fp8 && (o.tile == gemm::GemmTile::kDecode || o.tile == gemm::GemmTile::kSwapAB)) go.tile = gemm::GemmTile::kSmallM;
+    // --act-scales row-to-col: each GEMM of a timed graph is preceded by the copy of its scales
+    // into `col_scales` (NOTE [activation scale transpose]); `gemm_problem` enqueues it.
+    const bool transposed = fp8 && o.transpose_scales;
+    const size_t col_floats = transposed ? gemm::column_major_act_scales_floats(p) : 0;
+    DeviceBuf col_scales(col_floats * sizeof(float));
+    auto gemm_problem = [&](const gemm::GroupedGemmProblem& q) {
+      return transposed ? gemm::transpose_act_scales(q, col_scales.as<float>(), col_floats, stream) : q;
+    };
     gemm::TileChoice tile;
     // --trace: launch i of the graph writes its CTAs' entries at trace_words + i * trace_stride.
     const size_t trace_stride = size_t(info.num_sms) * gemm::kSwapAbTraceWords;
@@ -408,7 +423,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
           pi.weights = weights_for(i);
           gemm::GroupedGemmOptions gi = go;
           if (o.trace) gi.trace = trace_words.as<uint64_t>() + i * trace_stride;
-          tile = gg.run(pi, stream, gi);
+          tile = gg.run(gemm_problem(pi), stream, gi);
         },
         o.per_graph, sampler.get(), &power_ours);
     const bool traced = o.trace && tile.tile == gemm::GemmTile::kSwapAB;  // the other kernels write no trace
@@ -418,7 +433,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       SYMMOE_CUDA_CHECK(cudaMemcpy(words.data(), trace_words.p, trace_bytes, cudaMemcpyDeviceToHost));
       trace = summarize_swapab_trace(words, o.per_graph, info.num_sms);
     }
-    const double us_one = o.per_graph > 1 ? time_graph_us(timing, [&](int) { gg.run(p, stream, go); }) : us;
+    const double us_one =
+        o.per_graph > 1 ? time_graph_us(timing, [&](int) { gg.run(gemm_problem(p), stream, go); }) : us;
+    // The copy alone (its share of `us`): rows x K/128 floats read and written.
+    const double transpose_us =
+        transposed ? time_graph_us(timing, [&](int) { gemm_problem(p); }, o.per_graph) : 0.0;
     double copy_frac = 0;  // weight bytes / time vs a same-size d2d copy (read + write bytes / time)
     if (o.per_graph > 1) {
       const double copy_us = time_graph_us(
@@ -486,7 +505,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
       }
       if (dg_note.empty()) {
         DeviceBuf out_dg(rows * c.n * 2);
-        gg.run(p, stream, go);  // ours again: the cuBLASLt baselines wrote into `out`
+        gg.run(gemm_problem(p), stream, go);  // ours again: the cuBLASLt baselines wrote into `out`
         for (const DeepGemmConfig& cfg : configs) {
           try {
             DeepGemmGrouped dg(cfg, c.experts, c.m, c.n, c.k, act.p, as.as<float>(), ws.as<float>(), out_dg.p, stream);
@@ -523,6 +542,11 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
         100 * copy_frac, us_one, dense_us, dense_tflops, dense_us > 0 ? dense_us / us : 0.0, loop_us,
                 loop_us > 0 ? loop_us / us : 0.0);
     if (!baseline_note.empty()) std::printf("  %8s baseline n/a: %s\n", "", baseline_note.c_str());
+    if (transposed) {  // bytes: every scale read once and written once
+      const double scale_bytes = 2.0 * double(rows) * (c.k / 128) * sizeof(float);
+      std::printf("  %8s scale transpose alone %9.1f us (%.0f GB/s), %.1f%% of the time\n", "", transpose_us,
+                  scale_bytes / (transpose_us * 1e-6) / 1e9, 100 * transpose_us / us);
+    }
     if (dense_block_us > 0) {
       std::printf("  %8s Dense block-scaled    %9.1f us %8.1f TFLOPS  ours %5.2fx\n", "", dense_block_us,
                   dense_block_tflops, dense_block_us / us);
@@ -554,6 +578,7 @@ int run_bench_gemm(const std::vector<std::string>& argv) {
     const std::string key = c.key();
     report.record(key + " us", us, "us");
     report.record(key + " us_one_per_graph", us_one, "us");
+    if (transposed) report.record(key + " scale_transpose_us", transpose_us, "us");
     report.record(key + " tflops", tflops, "TFLOPS");
     report.record(key + " hbm_gbps", hbm, "GB/s");
     report.record(key + " weight_fraction_of_d2d", wt);
