@@ -10,29 +10,16 @@
 # (default build/dev/tests/test_gemm_gpu). AB_SETTINGS, when set: after
 # the tests, gemm_wgmma_env_ab.sh with those SETTINGS (NAME=gemm_verify_ab, large M, 20 replays,
 # --power, 2 rounds, no baselines) before the bench and Nsight Compute.
-# The call prepared next (2026-12-07, bench/RESULTS.md "Stage scales by rows"), carrying
-# ["build/ab"] with symmoe_va (HEAD's kernels, a3ca070), symmoe_scl and test_gemm_gpu_scl
-# (`PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_scale_rows.patch:scl`) and
-# symmoe_ssleep (`scripts/build-probes.sh bench/results/gemm_wgmma_scaler_sleep.patch:ssleep`),
-# all stripped; the GPU tests of the candidate, then row-major and column-major scales on both
-# builds, column-major by tensor copies (the scaler idle) and the scaler-sleep probe:
-#   v=SYMMOE_AB_BIN=../ab/symmoe_va c=SYMMOE_AB_BIN=../ab/symmoe_scl col=SYMMOE_AB_ARG=--act-scales=col
-#   TESTS=build/ab/test_gemm_gpu_scl TEST_TIMEOUT=240 NCU_SHAPES=" " SYMMOE_BUILD_COMMIT=scl-on-<HEAD> \
-#   AB_SETTINGS="va $v"$'\n'"scl $c"$'\n'"va_col $v $col"$'\n'"scl_col $c $col"$'\n'\
-#   "scl_coltma $c $col SYMMOE_GEMM_WGMMA_SCALES=tma"$'\n'"ssleep SYMMOE_AB_BIN=../ab/symmoe_ssleep" \
-#   scripts/device/gemm_verify_session.sh
-# If scl does not land, HEAD's own GPU tests are still owed (a3ca070's scaler step): the same
-# with TESTS=build/ab/test_gemm_gpu_va (HEAD's tests, stripped) and no AB_SETTINGS. With the
-# error bound from the reference (bench/RESULTS.md, "Where the GPU suite's time went") a suite
-# should take well under the ~270 s it took: if the first call's log shows so, both binaries
-# fit one call (TESTS="build/ab/test_gemm_gpu_scl build/ab/test_gemm_gpu_va").
-# The call prepared before it (not run; relpost: gemm_wgmma_release_after_promotion.patch):
-#   TESTS=build/ab/test_gemm_gpu_va NCU_SHAPES=" " SYMMOE_BUILD_COMMIT=a3ca070 \
-#   AB_SETTINGS="sc SYMMOE_AB_BIN=../ab/symmoe_sc"$'\n'"va SYMMOE_AB_BIN=../ab/symmoe_va"$'\n'\
-#   "relpost SYMMOE_AB_BIN=../ab/symmoe_relpost"$'\n'"ssleep SYMMOE_AB_BIN=../ab/symmoe_ssleep"$'\n'\
-#   "tma SYMMOE_AB_BIN=../ab/symmoe_va SYMMOE_GEMM_WGMMA_SCALES=tma" scripts/device/gemm_verify_session.sh
-# The whole GPU suite takes ~270 s on an H100 (TEST_TIMEOUT, default 360), the A/B ~35 s per setting, the
-# H200 bench up to 240 s: past 600 s together, so on an H200 give the bench its own call
+# Run 2026-12-07 (H100): the scale-rows candidate (landed, 5c834ba), then d0b0e31's tests with
+# the A/B of row-major, column-major and row-to-col scales against 4b10be8 (bench/RESULTS.md,
+# "Stage scales by rows ... measured", "Row-major scales copied column-major"):
+#   v=SYMMOE_AB_BIN=../ab/symmoe_va h=SYMMOE_AB_BIN=../ab/symmoe_head
+#   TESTS=build/ab/test_gemm_gpu_head TEST_TIMEOUT=150 NCU_SHAPES=" " SYMMOE_BUILD_COMMIT=d0b0e31 \
+#   AB_SETTINGS="va $v"$'\n'"head $h"$'\n'"head_col $h SYMMOE_AB_ARG=--act-scales=col"$'\n'\
+#   "head_r2c $h SYMMOE_AB_ARG=--act-scales=row-to-col" scripts/device/gemm_verify_session.sh
+# Owed on an H200 (none was lent): the same A/B, and the README's table in its own call.
+# The whole GPU suite takes ~15 s since the reference's error bound (it took ~270 s), the A/B
+# ~35 s per setting, the H200 bench up to 240 s; with many settings give the bench its own call
 # (SYMMOE_BUILD_COMMIT=<hash> PARTS=default scripts/device/gemm_stagger_session.sh).
 set -o pipefail  # a failed step under "| tail" still counts
 export PATH=/usr/local/cuda/bin:$PATH
