@@ -10,8 +10,9 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 // of TileShape::kScaleFloats, come one of two ways:
 //  - tensor copies (SYMMOE_GEMM_WGMMA_SCALES=tma, the default; WgmmaParams::scale_maps), for
 //    column-major activation scales (NOTE [activation scale layouts]) whose K-block stride is a
-//    multiple of 4 floats (1.02-1.03x of cp.async on an H100, gemm_wgmma_scale_rows_ab*): one box of kScaleRows rows x 1 K block of a 2-D map (rows inner; K blocks — and
-//    for the masked layout experts x K blocks — outer), and one of 2 weight-scale rows x
+//    multiple of 4 floats (1.02-1.03x of cp.async on an H100, gemm_wgmma_scale_rows_ab*):
+//    one box of kScaleRows rows x 1 K block of a 2-D map (rows inner; K blocks — and for the
+//    masked layout experts x K blocks — outer), and one of 2 weight-scale rows x
 //    kScaleCols K blocks of the weight scales [E * N / 128, K / 128] at (kb rounded down to a
 //    multiple of 4, weight-scale row); the copier issues both with the operands' copies and
 //    they complete on the same expect-tx (kScaleBytes). A box's innermost start must be 16-byte
@@ -23,12 +24,13 @@ namespace symmoe::gemm::sm90::wgmma_frame {
 //    16-byte aligned scale tensors; launch decides (scale_maps_fit). No warp does per-row work
 //    per K block (DeepGEMM loads its column-major scales the same way);
 //  - cp.async (SYMMOE_GEMM_WGMMA_SCALES=cp_async, and wherever the maps do not fit, row-major
-//    activation scales among them), one float per lane of producer warp 1 into the same places (zeros for rows past the
-//    expert's count and blocks past N), arriving on the stage's full barrier (32 more arrivals).
+//    activation scales among them), one float per lane of producer warp 1 into the same
+//    places (zeros for rows past the expert's count and blocks past N), arriving on the
+//    stage's full barrier (32 more arrivals).
 // Row-major scales by tensor copies (boxes of 128 rows x 4 K blocks, 4x the bytes) ran 0.98x
-// (128 x 256) and 0.99x (128 x 192) of cp.async on the H200 (bench/results/gemm_wgmma_scales_h200.log)
-// and 0.96x on an H100, and are gone: their [row][4] stage layout cost the scaler's cp.async a
-// 4-way bank conflict on every copy.
+// (128 x 256) and 0.99x (128 x 192) of cp.async on the H200
+// (bench/results/gemm_wgmma_scales_h200.log) and 0.96x on an H100, and are gone: their
+// [row][4] stage layout cost the scaler's cp.async a 4-way bank conflict on every copy.
 
 // The activation-scale box of a tile's K block 0 in the column-major map (scale_maps_fit):
 // its first row (inner) and its K-block row (outer; kb adds to it).
