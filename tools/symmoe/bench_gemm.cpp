@@ -146,7 +146,8 @@ int parse_gemm(const std::vector<std::string>& argv, GemmOptions* o) {
               : tile == "swapab" ? gemm::GemmTile::kSwapAB
                                  : gemm::GemmTile::kAuto;
     SYMMOE_CHECK(o->act_scales == gemm::ScaleLayout::kRowMajor || !gemm::is_cutlass_tile(o->tile) || !o->fp8_any(),
-                 "--act-scales ", act_scales, " with --tile ", tile, ": the CUTLASS tiles read row-major scales only");
+                 "--act-scales ", act_scales, " with --tile ", tile,
+                 ": the CUTLASS tiles read row-major scales only (col and row-to-col give the GEMM column-major ones)");
     const std::string raster = args.get("raster").value_or("m");
     SYMMOE_CHECK(raster == "m" || raster == "n", "--raster '", raster, "': m or n");
     o->raster = raster == "n" ? gemm::GemmRaster::kAlongN : gemm::GemmRaster::kAlongM;
