@@ -3,7 +3,8 @@
 # binaries: carry build/release/tools/symmoe built with the DeepGEMM baseline, gemm_deepgemm.sh).
 # Env: OP (gate_up), E (8), M (4096); OURS (default "256:2 192:0": TILE_N:OVERLAP variants of ours);
 # DG_SKIP (default 9: DeepGEMM launches to skip — three per config in bench order, so 9 is the 4th
-# config's first, 128x192 s4); SECTIONS; BENCH_ARGS: more bench arguments for every launch (e.g.
+# config's first, 128x192 s4, with --warmup-ms 0: the warm-up's replays made every skip land in
+# the first config, 128x128 s5, in the reports of 2026-12-07 — check the kernel name in them); SECTIONS; BENCH_ARGS: more bench arguments for every launch (e.g.
 # "--act-scales col": ours reads column-major scales; DeepGEMM reads its own layout either way).
 # SOURCE=1 adds the SourceCounters section (per-instruction execution counts and warp stall
 # samples) and exports them ($OUT/ncu_<tag>_sass.csv; scripts/analysis/ncu_stalls.py
@@ -19,7 +20,7 @@ args=()
 for s in $S; do args+=(--section "$s"); done
 # The tensor pipe's busy share (METRICS: more, comma-separated; a name the chip lacks fails the run).
 args+=(--metrics "${METRICS:-sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed}")
-bench=(tools/symmoe bench gemm --dtype fp8 --tile wgmma --op ${OP:-gate_up} --experts ${E:-8} --m ${M:-4096} --reps 1 --per-graph 1 ${BENCH_ARGS:-})
+bench=(tools/symmoe bench gemm --dtype fp8 --tile wgmma --op ${OP:-gate_up} --experts ${E:-8} --m ${M:-4096} --reps 1 --per-graph 1 --warmup-ms 0 ${BENCH_ARGS:-})
 profile() {  # tag, kernel regex, skip, bench args...
   local tag=$1 kernel=$2 skip=$3
   shift 3
