@@ -4,8 +4,9 @@
 # Env: OP (gate_up), E (8), M (4096); OURS (default "256:2 192:0": TILE_N:OVERLAP variants of ours);
 # DG_SKIP (default 9: DeepGEMM launches to skip — three per config in bench order, so 9 is the 4th
 # config's first, 128x192 s4, with --warmup-ms 0: the warm-up's replays made every skip land in
-# the first config, 128x128 s5, in the reports of 2026-12-07 — check the kernel name in them); SECTIONS; BENCH_ARGS: more bench arguments for every launch (e.g.
-# "--act-scales col": ours reads column-major scales; DeepGEMM reads its own layout either way).
+# the first config, 128x128 s5, in the reports of 2026-12-07 — check the kernel name in them);
+# SECTIONS; BENCH_ARGS: more bench arguments for every launch (e.g. "--act-scales col": ours
+# reads column-major scales; DeepGEMM reads its own layout either way).
 # SOURCE=1 adds the SourceCounters section (per-instruction execution counts and warp stall
 # samples) and exports them ($OUT/ncu_<tag>_sass.csv; scripts/analysis/ncu_stalls.py
 # summarizes the stalls, ncu_opcode_mix.py the instruction mix). TAR=1 packs the outputs into $OUT/ncu_vs.tar.gz
