@@ -84,7 +84,7 @@ GroupedGemmProblem transpose_act_scales(const GroupedGemmProblem& p, float* out,
                " needed (column_major_act_scales_floats)");
   const int kblocks = p.k / kFp8ScaleBlock;
   const int64_t rows = scale_rows(p);
-  const size_t src_floats = static_cast<size_t>(scale_batches(p)) * static_cast<size_t>(rows) * kblocks;
+  const size_t src_floats = static_cast<size_t>(p.rows()) * kblocks;  // row-major [rows(), K / 128]
   const auto lo = reinterpret_cast<uintptr_t>(out), hi = lo + need * sizeof(float);
   const auto s_lo = reinterpret_cast<uintptr_t>(p.act_scales), s_hi = s_lo + src_floats * sizeof(float);
   SYMMOE_CHECK(hi <= s_lo || s_hi <= lo, "transpose_act_scales: out overlaps the activation scales it copies");
