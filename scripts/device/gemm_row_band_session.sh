@@ -9,7 +9,8 @@
 #     DRAM throughput x duration);
 #  2. timed A/B, column-major scales, at MS (default 256,1024) rows over 8 and 32 experts,
 #     ROUNDS (2) rounds of REPS (20) replays with --power: the default order against row bands of
-#     16 and 8 and against the 128-wide tile: $OUT/gemm_row_band_ab.log, ratios printed;
+#     16 and 8 and against the 128- and 256-wide tiles (no column padding at
+#     gate/up's N = 4096, where 192-wide tiles pad 22 column blocks for 21.33): $OUT/gemm_row_band_ab.log, ratios printed;
 #  3. on an H200 only (DEFAULT=0 skips): the README's default table with column-major scales,
 #     $OUT/gemm_default_col_h200.{log,json}.
 # Carry build/release/tools/symmoe (built with the DeepGEMM baseline) and run as
@@ -43,7 +44,8 @@ col=SYMMOE_AB_ARG=--act-scales=col
 SETTINGS="auto $col
 rb16 SYMMOE_GEMM_WGMMA_ROW_BAND=16 $col
 rb8 SYMMOE_GEMM_WGMMA_ROW_BAND=8 $col
-w128 SYMMOE_GEMM_WGMMA_TILE_N=128 $col" NAME=gemm_row_band_ab MS=${MS:-256,1024} REPS=${REPS:-20} POWER=1 NOBASE=1 \
+w128 SYMMOE_GEMM_WGMMA_TILE_N=128 $col
+w256 SYMMOE_GEMM_WGMMA_TILE_N=256 $col" NAME=gemm_row_band_ab MS=${MS:-256,1024} REPS=${REPS:-20} POWER=1 NOBASE=1 \
   ROUNDS=${ROUNDS:-2} SYMMOE_BUILD_COMMIT=$c timeout 400 "$root/scripts/device/gemm_wgmma_env_ab.sh" > /dev/null || status=1
 python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_row_band_ab.log" | tail -20
 python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_row_band_ab.log" --per-ghz | tail -3
