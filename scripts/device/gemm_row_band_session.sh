@@ -5,7 +5,7 @@
 # against DeepGEMM's 408 MB (bench/RESULTS.md "Nsight Compute with column-major scales").
 #  1. ncu, one launch each, column-major scales: ours with the default order, ours with
 #     SYMMOE_GEMM_WGMMA_ROW_BAND=16 and DeepGEMM (NCU_SHAPE, default gate_up:8:1024):
-#     $OUT/ncu_row_band.log (duration, clock, L2 / DRAM throughput, tensor pipe; DRAM bytes =
+#     $OUT/row_band_ncu.log (duration, clock, L2 / DRAM throughput, tensor pipe; DRAM bytes =
 #     DRAM throughput x duration);
 #  2. timed A/B, column-major scales, at MS (default 256,1024) rows over 8 and 32 experts,
 #     ROUNDS (2) rounds of REPS (20) replays with --power: the default order against row bands of
@@ -37,9 +37,10 @@ digest() {  # the lines of one report that this probe compares
       echo "== DeepGEMM"
       digest "$OUT/ncu_deepgemm.txt"
     fi
+    # (the digest is not named ncu_*: this clean-up would take it)
     rm -f "$OUT"/ncu_*.txt "$OUT"/ncu_*.log "$OUT"/*.csv
   done
-} 2>&1 | tee "$OUT/ncu_row_band.log"
+} 2>&1 | tee "$OUT/row_band_ncu.log"
 col=SYMMOE_AB_ARG=--act-scales=col
 SETTINGS="auto $col
 rb16 SYMMOE_GEMM_WGMMA_ROW_BAND=16 $col

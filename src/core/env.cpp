@@ -93,7 +93,7 @@ std::vector<Var> make_registry() {
        "Grouped GEMM, own wgmma kernels (fp8 and bf16): the order of an expert's tiles, 0 = bands "
        "of 8 column blocks walked row block by row block, N > 0 = bands of N row blocks walked "
        "column block by column block (weights read once per band of rows, activations once; "
-       "with SYMMOE_GEMM_WGMMA_SCHEDULE=auto the dynamic schedule), -1 = auto (fp8: 16 from 2048 "
+       "with SYMMOE_GEMM_WGMMA_SCHEDULE=auto the dynamic schedule), -1 = auto (fp8: 16 from 512 "
        "rows per expert or from 32 tiles per CTA, else 0; bf16: 0).",
        {}, -1, 256},
       {"SYMMOE_GEMM_WGMMA_TILE_N", Type::kInt, "0",

@@ -105,17 +105,19 @@ TEST(GroupedGemm, AutoSettingsInsideAFamilyFollowTheRowsPerExpert) {
     return fp8_wgmma_row_band_by_default(expected_m, wgmma_tiles_estimate(expected_m, experts, n_blocks * 192, 192),
                                          ctas);
   };
+  static_assert(kWgmmaRowBandMinM == 512, "the cases below straddle 512 rows per expert");
   EXPECT_EQ(row_band(kWgmmaRowBandMinM, 1, 1, 132), kWgmmaRowBand);
-  EXPECT_EQ(row_band(kWgmmaRowBandMinM - 1, 8, 22, 132), 0);  // 16 x 22 x 8 / 132 = 21.3
-  EXPECT_EQ(row_band(1024, 32, 22, 132), kWgmmaRowBand);      // 42.7 tiles per CTA
-  EXPECT_EQ(row_band(512, 32, 38, 132), kWgmmaRowBand);       // 36.8
-  EXPECT_EQ(row_band(512, 32, 22, 132), 0);                   // 21.3
-  EXPECT_EQ(row_band(1024, 8, 38, 132), 0);                   // 18.4
+  EXPECT_EQ(row_band(kWgmmaRowBandMinM - 1, 8, 22, 132), 0);  // 4 x 22 x 8 / 132 = 5.3 tiles per CTA
+  EXPECT_EQ(row_band(512, 32, 22, 132), kWgmmaRowBand);       // by rows (21.3 tiles per CTA)
+  EXPECT_EQ(row_band(1024, 8, 38, 132), kWgmmaRowBand);       // by rows (18.4)
+  EXPECT_EQ(row_band(256, 32, 22, 132), 0);                   // 10.7
+  EXPECT_EQ(row_band(256, 32, 38, 132), 0);                   // 18.4
+  EXPECT_EQ(row_band(256, 64, 38, 132), kWgmmaRowBand);       // by tiles: 36.8 per CTA
   // The boundary: exactly kWgmmaRowBandMinTilesPerCta tiles per CTA takes row bands; fewer SMs
   // (an SM budget) reach it at fewer rows.
   EXPECT_EQ(row_band(128, kWgmmaRowBandMinTilesPerCta, 10, 10), kWgmmaRowBand);
   EXPECT_EQ(row_band(128, kWgmmaRowBandMinTilesPerCta - 1, 10, 10), 0);
-  EXPECT_EQ(row_band(512, 32, 22, 16), kWgmmaRowBand);
+  EXPECT_EQ(row_band(256, 32, 22, 16), kWgmmaRowBand);        // 88 tiles per CTA on 16 SMs
   EXPECT_EQ(row_band(0, 8, 22, 132), 0);
 }
 

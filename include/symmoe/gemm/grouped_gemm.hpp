@@ -88,8 +88,15 @@ constexpr int bf16_wgmma_stages_by_default(int expected_m) { return expected_m <
 //   CTAs, two calls): gate/up 32 x 1024 (42.7 tiles per CTA, as gate/up 8 x 4096) 1.07x in
 //   both; down 32 x 1024 (73.7) 1.05x and 1.00x; down 32 x 512 (36.8) 1.01x and 1.03x; at 4
 //   to 21 tiles per CTA (256 to 1024 rows over 8 experts, gate/up 32 x 512) 0.94-1.08x, no
-//   consistent sign.
-inline constexpr int kWgmmaRowBandMinM = 2048;
+//   consistent sign then;
+// - by rows per expert, after the stage ring, the tiles located ahead and the column-major
+//   scales (gemm_row_band_ab_h100.log, gemm_row_band_512_ab_h100.log: two calls, column-major
+//   scales, 2-3 rounds of 20 replays, --power): from 512 rows row bands ran 0.992-1.133x
+//   (gate/up 32 x 512 1.133x, gate/up 8 x 1024 1.060x and 1.069x, down 8 x 1024 1.010x and
+//   1.018x, down 8 x 512 0.992x, the rest 0.997-1.007x); at 256 rows 0.985-1.002x. Nsight
+//   Compute at gate/up 8 x 1024 (ncu_row_band_gate_up_8x1024_h100.log): 414 -> 371 us, DRAM
+//   bytes 576 -> 405 MB (DeepGEMM's 128 x 192 s4: 353 us, 505 MB).
+inline constexpr int kWgmmaRowBandMinM = 512;
 inline constexpr int kWgmmaRowBandMinTilesPerCta = 32;
 inline constexpr int kWgmmaRowBand = 16;
 // Rows of every wgmma kernel's output tile (the frame static_asserts its kBM against it).
