@@ -84,7 +84,7 @@
 #          replays with --power (HEAD's first run carries the baselines, DeepGEMM's included):
 #          $OUT/gemm_wgmma_stagger_ab.log, ratios by scripts/analysis/ab_ratio.py
 #   default  (PARTS="tests trace ab default"; on an H200 only) HEAD's `symmoe bench gemm --reps 10
-#          --power` over every default size: $OUT/gemm_default_h200.{log,json}
+#          --power $DEFAULT_ARGS` over every default size: $OUT/gemm_default_h200.{log,json}
 # Build on the CPU machine first (a worktree of HEAD, nothing else touched):
 #   cmake --build build/release
 #   PROBE_TESTS=1 scripts/build-probes.sh bench/results/gemm_wgmma_stagger_rounds.patch:stagrounds
@@ -151,7 +151,8 @@ $a SYMMOE_AB_BIN=../ab/symmoe_$a"; done
 # $OUT/gemm_default_h200.log and .json
 part_default() {
   nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || return 0
-  timeout 240 "$root/build/release/tools/symmoe" bench gemm --reps 10 --power --json "$OUT/gemm_default_h200.json" \
+  # shellcheck disable=SC2086
+  timeout 240 "$root/build/release/tools/symmoe" bench gemm --reps 10 --power ${DEFAULT_ARGS:-} --json "$OUT/gemm_default_h200.json" \
     > "$OUT/gemm_default_h200.log" 2>&1 || status=1
   grep -E "^  (gate_up|down) " "$OUT/gemm_default_h200.log" | head -50
 }

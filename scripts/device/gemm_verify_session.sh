@@ -8,8 +8,9 @@
 # Writes $OUT/test_gemm_gpu_<commit>.log, gemm_default_h200.{log,json} (H200), ncu_vs_<op>.{log,tgz}.
 # TESTS: the test binaries, one after the other, each its own log when there are several
 # (default build/dev/tests/test_gemm_gpu). AB_SETTINGS, when set: after
-# the tests, gemm_wgmma_env_ab.sh with those SETTINGS (NAME=gemm_verify_ab, large M, 20 replays,
-# --power, 2 rounds, no baselines) before the bench and Nsight Compute.
+# the tests, gemm_wgmma_env_ab.sh with those SETTINGS (NAME=gemm_verify_ab, rows per expert
+# AB_MS (1024,4096), 20 replays, --power, AB_ROUNDS (2) rounds, no baselines) before the bench and
+# Nsight Compute. DEFAULT_ARGS: more arguments for the H200 bench (e.g. --act-scales col).
 # Run 2026-12-07 (H100): the scale-rows candidate (landed, 5c834ba), then d0b0e31's tests with
 # the A/B of row-major, column-major and row-to-col scales against 4b10be8 (bench/RESULTS.md,
 # "Stage scales by rows ... measured", "Row-major scales copied column-major"):
@@ -37,7 +38,7 @@ for t in $tests; do
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure" "$log" | head
 done
 if [ -n "${AB_SETTINGS:-}" ]; then
-  SETTINGS=$AB_SETTINGS NAME=gemm_verify_ab NOBASE=1 MS=1024,4096 REPS=20 POWER=1 ROUNDS=2 \
+  SETTINGS=$AB_SETTINGS NAME=gemm_verify_ab NOBASE=1 MS=${AB_MS:-1024,4096} REPS=20 POWER=1 ROUNDS=${AB_ROUNDS:-2} \
     "$root/scripts/device/gemm_wgmma_env_ab.sh" > /dev/null || status=1
   python3 "$root/scripts/analysis/ab_ratio.py" "$OUT/gemm_verify_ab.log" | tail -20
 fi
