@@ -19,6 +19,12 @@
 #   AB_SETTINGS="va $v"$'\n'"head $h"$'\n'"head_col $h SYMMOE_AB_ARG=--act-scales=col"$'\n'\
 #   "head_r2c $h SYMMOE_AB_ARG=--act-scales=row-to-col" scripts/device/gemm_verify_session.sh
 # Owed on an H200 (none was lent): the same A/B, and the README's table in its own call.
+# Owed since 2026-12-08 (any card; refused machine starts took that session's time): 2b9901a's
+# tests and its row-band A/B against the same build with the old threshold (bench/RESULTS.md
+# "Row bands from 512 rows per expert"):
+#   c=SYMMOE_AB_ARG=--act-scales=col; TESTS=build/ab/test_gemm_gpu_head NCU_SHAPES=" " AB_MS=512,1024 \
+#   AB_SETTINGS="base SYMMOE_AB_BIN=../ab/symmoe_base $c"$'\n'"head $c" DEFAULT_ARGS="--act-scales col" \
+#   SYMMOE_BUILD_COMMIT=2b9901a scripts/device/gemm_verify_session.sh
 # The whole GPU suite takes ~15 s since the reference's error bound (it took ~270 s), the A/B
 # ~35 s per setting, the H200 bench up to 240 s; with many settings give the bench its own call
 # (SYMMOE_BUILD_COMMIT=<hash> PARTS=default scripts/device/gemm_stagger_session.sh).
