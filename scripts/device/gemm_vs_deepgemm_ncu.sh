@@ -11,6 +11,9 @@
 # samples) and exports them ($OUT/ncu_<tag>_sass.csv; scripts/analysis/ncu_stalls.py
 # summarizes the stalls, ncu_opcode_mix.py the instruction mix). TAR=1 packs the outputs into $OUT/ncu_vs.tar.gz
 # (the device tool returns at most 8 files).
+# RAW=1 exports every collected metric by name ($OUT/ncu_<tag>_raw.csv; with the
+# MemoryWorkloadAnalysis_Tables and _Chart sections in SECTIONS: the L2 sectors by source unit,
+# the fabric between the L2 partitions among them).
 # Output: $OUT/ncu_<tag>.txt per kernel and a digest of the metrics that differ in $OUT/ncu_vs.log.
 export PATH=/usr/local/cuda/bin:$PATH
 cd "$(dirname "$0")/../../build/release"
@@ -31,6 +34,9 @@ profile() {  # tag, kernel regex, skip, bench args...
   if [ "${SOURCE:-0}" = 1 ]; then
     ncu --import $OUT/ncu_$tag.ncu-rep --page source --print-source sass --csv > $OUT/ncu_${tag}_sass.csv 2>&1
   fi
+  if [ "${RAW:-0}" = 1 ]; then
+    ncu --import $OUT/ncu_$tag.ncu-rep --page raw --csv > $OUT/ncu_${tag}_raw.csv 2>&1
+  fi
   rm -f $OUT/ncu_$tag.ncu-rep
 }
 {
@@ -48,5 +54,5 @@ profile() {  # tag, kernel regex, skip, bench args...
   done
 } 2>&1 | tee $OUT/ncu_vs.log
 if [ "${TAR:-0}" = 1 ]; then
-  (cd $OUT && tar czf ncu_vs.tar.gz ncu_*.txt ncu_*.log ncu_*_sass.csv 2>/dev/null && rm -f ncu_*.txt ncu_*_sass.csv ncu_ours*.log ncu_deepgemm.log)
+  (cd $OUT && tar czf ncu_vs.tar.gz ncu_*.txt ncu_*.log ncu_*.csv 2>/dev/null && rm -f ncu_*.txt ncu_*.csv ncu_ours*.log ncu_deepgemm.log)
 fi
