@@ -9,12 +9,16 @@
 #     DRAM throughput x duration);
 #  2. timed A/B, column-major scales, at MS (default 256,1024) rows over 8 and 32 experts,
 #     ROUNDS (2) rounds of REPS (20) replays with --power: the default order against row bands of
-#     16 and 8 and against the 128- and 256-wide tiles (no column padding at
-#     gate/up's N = 4096, where 192-wide tiles pad 22 column blocks for 21.33): $OUT/gemm_row_band_ab.log, ratios printed;
+#     16 and 8 and against the 128- and 256-wide tiles (no column padding at gate/up's
+#     N = 4096, where 192-wide tiles pad 22 column blocks for 21.33): $OUT/gemm_row_band_ab.log,
+#     ratios printed;
 #  3. on an H200 only (DEFAULT=0 skips): the README's default table with column-major scales,
 #     $OUT/gemm_default_col_h200.{log,json}.
 # Carry build/release/tools/symmoe (built with the DeepGEMM baseline) and run as
 #   SYMMOE_BUILD_COMMIT=<hash> scripts/device/gemm_row_band_session.sh
+# Run 2026-12-08 on an H100 with d81ade7's binary (bench/RESULTS.md "Row bands from 512 rows per
+# expert"; its ncu digest is in bench/results/ncu_row_band_gate_up_8x1024_h100.log): row bands
+# from 512 rows landed in 2b9901a.
 set -o pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 root=$(cd "$(dirname "$0")/../.." && pwd)
