@@ -54,16 +54,11 @@ __global__ void __launch_bounds__(kThreads) act_scales_transpose_kernel(Transpos
   }
 }
 
-// Rows per K block of p's scales: total_rows (kContiguous) or max_m (kMasked, per expert).
-int64_t scale_rows(const GroupedGemmProblem& p) {
-  return p.layout == GroupedLayout::kMasked ? int64_t{p.max_m} : p.total_rows;
-}
-
 int scale_batches(const GroupedGemmProblem& p) { return p.layout == GroupedLayout::kMasked ? p.num_experts : 1; }
 
 }  // namespace
 
-int64_t column_major_act_scales_ld(const GroupedGemmProblem& p) { return (scale_rows(p) + 3) / 4 * 4; }
+int64_t column_major_act_scales_ld(const GroupedGemmProblem& p) { return (p.scale_block_rows() + 3) / 4 * 4; }
 
 size_t column_major_act_scales_floats(const GroupedGemmProblem& p) {
   return static_cast<size_t>(scale_batches(p)) * static_cast<size_t>(p.k / kFp8ScaleBlock) *
@@ -83,7 +78,7 @@ GroupedGemmProblem transpose_act_scales(const GroupedGemmProblem& p, float* out,
   SYMMOE_CHECK(capacity_floats >= need, "transpose_act_scales: out holds ", capacity_floats, " floats; ", need,
                " needed (column_major_act_scales_floats)");
   const int kblocks = p.k / kFp8ScaleBlock;
-  const int64_t rows = scale_rows(p);
+  const int64_t rows = p.scale_block_rows();
   const size_t src_floats = static_cast<size_t>(p.rows()) * kblocks;  // row-major [rows(), K / 128]
   const auto lo = reinterpret_cast<uintptr_t>(out), hi = lo + need * sizeof(float);
   const auto s_lo = reinterpret_cast<uintptr_t>(p.act_scales), s_hi = s_lo + src_floats * sizeof(float);

@@ -18,6 +18,10 @@ int64_t GroupedGemmProblem::rows() const {
   return layout == GroupedLayout::kContiguous ? total_rows : static_cast<int64_t>(num_experts) * max_m;
 }
 
+int64_t GroupedGemmProblem::scale_block_rows() const {
+  return layout == GroupedLayout::kContiguous ? total_rows : int64_t{max_m};
+}
+
 double GroupedGemmProblem::flops(const int32_t* host_counts) const {
   double rows_used = 0;
   for (int e = 0; e < num_experts; ++e) rows_used += host_counts[e];
@@ -27,8 +31,8 @@ double GroupedGemmProblem::flops(const int32_t* host_counts) const {
 ScaleStrides GroupedGemmProblem::act_scale_strides() const {
   const int64_t kblocks = k / kFp8ScaleBlock;
   if (act_scale_layout == ScaleLayout::kRowMajor) return {kblocks, 1, 0};
-  if (layout == GroupedLayout::kContiguous) return {1, act_scales_ld > 0 ? act_scales_ld : total_rows, 0};
-  const int64_t ld = act_scales_ld > 0 ? act_scales_ld : max_m;
+  const int64_t ld = act_scales_ld > 0 ? act_scales_ld : scale_block_rows();
+  if (layout == GroupedLayout::kContiguous) return {1, ld, 0};
   return {1, ld, kblocks * ld - max_m};  // expert e's K block kb starts at (e * K/128 + kb) * ld
 }
 
@@ -48,7 +52,7 @@ void validate_problem(const GroupedGemmProblem& p) {
                    " is for column-major activation scales (act_scale_layout = kRowMajor is [rows, K/128])");
     } else {
       const bool masked = p.layout == GroupedLayout::kMasked;
-      const int64_t least = masked ? p.max_m : p.total_rows;
+      const int64_t least = p.scale_block_rows();
       SYMMOE_CHECK(p.act_scales_ld == 0 || p.act_scales_ld >= least, "fp8 grouped GEMM: column-major act_scales_ld = ",
                    p.act_scales_ld, " is less than ", masked ? "max_m = " : "total_rows = ", least,
                    masked ? " (scales are [E, K/128, ld])" : " (scales are [K/128, ld])");

@@ -64,6 +64,9 @@ struct GroupedGemmProblem {
 
   // Rows of act and out: total_rows (kContiguous) or E * max_m (kMasked).
   int64_t rows() const;
+  // Rows one K block of the column-major activation scales covers: total_rows (kContiguous) or
+  // max_m (kMasked, per expert) — the least act_scales_ld and its default.
+  int64_t scale_block_rows() const;
   // 2 * sum(counts) * N * K for the host's counts (FLOPs of the useful rows).
   double flops(const int32_t* host_counts) const;
   // The fp8 activation scales' strides (NOTE [activation scale layouts]).
